@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/proc"
+)
+
+func init() {
+	register("run", "run a command with a deadline that holds (a correct GNU timeout)", runMain)
+}
+
+// Exit statuses of corral run, as GNU timeout uses them.
+const (
+	exitTimedOut      = 124
+	exitCorralFailed  = 125
+	exitNotExecutable = 126
+	exitNotFound      = 127
+)
+
+const runUsage = `Usage: corral run [flags] -- COMMAND [ARGS...]
+
+Runs COMMAND inside the strongest containment the machine allows (a cgroup
+v2 leaf, a subreaper session, or a process group), enforces the timeout on
+the whole process tree and returns when the tree is gone: background jobs,
+double forks and setsid escapees included.
+
+Without --json the command's output streams through live. With --json one
+JSON object is printed at the end: exit_code, signal, timed_out, cancelled,
+duration_ms, stdout, stderr, stdout_bytes, stderr_bytes, stdout_truncated,
+stderr_truncated, containment, killed, survivors (and a few more).
+
+Exit status: the command's own; 124 on timeout; 125 when corral itself
+fails; 126 when COMMAND is not executable; 127 when it is not found; 128+N
+when a signal N ended it; 130 or 143 when corral got SIGINT or SIGTERM.
+
+Flags:
+`
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func runMain(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage); fs.PrintDefaults() }
+	var (
+		timeout     = fs.Duration("timeout", 0, "kill the tree after `DUR` (0: no timeout)")
+		grace       = fs.Duration("grace", proc.DefaultGrace, "time between the stop signal and SIGKILL")
+		drain       = fs.Duration("drain", proc.DefaultDrain, "how long to read output still held open after the command ends")
+		maxOutput   = fs.Int("max-output", proc.DefaultMaxOutput, "`BYTES` kept per stream, head and tail (with --json)")
+		leftovers   = fs.String("leftovers", "kill", "processes alive after the command exits: kill, wait or detach")
+		envMode     = fs.String("env", "inherit", "environment passed on: inherit, allowlist or clean")
+		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
+		runAs       = fs.String("user", "", "run as `USER` (name or uid[:gid]); needs privilege")
+		stopSig     = fs.String("signal", "TERM", "first signal sent on timeout")
+		spillDir    = fs.String("spill-dir", "", "write the full output of truncated streams to files in `DIR` (with --json)")
+		pidsMax     = fs.Int("pids-max", 0, "most processes the tree may hold (cgroup tier with the pids controller)")
+		memoryMax   = fs.Int64("memory-max", 0, "most `BYTES` of memory the tree may use (cgroup tier with the memory controller)")
+		asJSON      = fs.Bool("json", false, "print one JSON object with the result instead of streaming output")
+		allowEnv    stringList
+		setEnv      stringList
+	)
+	fs.Var(&allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
+	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitCorralFailed
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "corral run: no command given (corral run [flags] -- COMMAND [ARGS...])")
+		return exitCorralFailed
+	}
+	spec := &proc.Spec{
+		Args:      fs.Args(),
+		Timeout:   *timeout,
+		Grace:     negIfZero(*grace),
+		Drain:     negIfZero(*drain),
+		MaxOutput: *maxOutput,
+		EnvAllow:  allowEnv,
+		Env:       setEnv,
+		Limits:    proc.Limits{Pids: *pidsMax, Memory: *memoryMax},
+		Label:     "run",
+	}
+	var err error
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "corral run:", err)
+		return exitCorralFailed
+	}
+	if spec.Leftovers, err = corral.ParseLeftovers(*leftovers); err != nil {
+		return fail(err)
+	}
+	if spec.EnvMode, err = corral.ParseEnvMode(*envMode); err != nil {
+		return fail(err)
+	}
+	if spec.Containment, err = corral.ParseContainment(*containment); err != nil {
+		return fail(err)
+	}
+	if spec.StopSignal, err = proc.ParseSignal(*stopSig); err != nil {
+		return fail(err)
+	}
+	if *runAs != "" {
+		if spec.Credential, err = lookupUser(*runAs); err != nil {
+			return fail(err)
+		}
+	}
+	if *asJSON {
+		spec.SpillDir = *spillDir
+	} else {
+		spec.Stdout, spec.Stderr = os.Stdout, os.Stderr
+		spec.MaxOutput = -1
+	}
+	if *maxOutput <= 0 {
+		spec.MaxOutput = -1
+	}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	p, err := proc.Start(context.Background(), spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral run:", err)
+		switch {
+		case errors.Is(err, proc.ErrNotFound):
+			return exitNotFound
+		case errors.Is(err, proc.ErrNotExecutable):
+			return exitNotExecutable
+		}
+		return exitCorralFailed
+	}
+	var got os.Signal
+	select {
+	case got = <-sigs:
+		p.Stop()
+	case <-p.Done():
+	}
+	res, werr := p.Wait()
+	if werr != nil {
+		fmt.Fprintln(os.Stderr, "corral run:", werr)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(jsonResult(res)); err != nil {
+			return fail(err)
+		}
+	}
+	if res.Survivors > 0 {
+		fmt.Fprintf(os.Stderr, "corral run: %d processes of the tree survived SIGKILL (stuck in the kernel?)\n", res.Survivors)
+	}
+	return exitStatus(res, got)
+}
+
+// exitStatus maps a result to corral run's exit status.
+func exitStatus(res *proc.Result, got os.Signal) int {
+	switch {
+	case got != nil:
+		if s, ok := got.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+		return 130
+	case res.TimedOut:
+		return exitTimedOut
+	case res.Signal != 0:
+		return 128 + int(res.Signal)
+	}
+	return res.ExitCode
+}
+
+// runJSON is corral run's --json output.
+type runJSON struct {
+	ExitCode        int     `json:"exit_code"`
+	Signal          string  `json:"signal"`
+	TimedOut        bool    `json:"timed_out"`
+	Cancelled       bool    `json:"cancelled"`
+	DurationMS      float64 `json:"duration_ms"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutBytes     int64   `json:"stdout_bytes"`
+	StderrBytes     int64   `json:"stderr_bytes"`
+	StdoutTruncated bool    `json:"stdout_truncated"`
+	StderrTruncated bool    `json:"stderr_truncated"`
+	StdoutSpill     string  `json:"stdout_spill,omitempty"`
+	StderrSpill     string  `json:"stderr_spill,omitempty"`
+	Containment     string  `json:"containment"`
+	ContainmentNote string  `json:"containment_note,omitempty"`
+	LimitsNote      string  `json:"limits_note,omitempty"`
+	Killed          int     `json:"killed"`
+	Detached        int     `json:"detached"`
+	Survivors       int     `json:"survivors"`
+	Pid             int     `json:"pid"`
+}
+
+func jsonResult(r *proc.Result) runJSON {
+	j := runJSON{
+		ExitCode:        r.ExitCode,
+		TimedOut:        r.TimedOut,
+		Cancelled:       r.Cancelled,
+		DurationMS:      float64(r.Duration.Microseconds()) / 1000,
+		Stdout:          r.Stdout.Text(),
+		Stderr:          r.Stderr.Text(),
+		StdoutBytes:     r.Stdout.Bytes,
+		StderrBytes:     r.Stderr.Bytes,
+		StdoutTruncated: r.Stdout.Truncated,
+		StderrTruncated: r.Stderr.Truncated,
+		StdoutSpill:     r.Stdout.SpillPath,
+		StderrSpill:     r.Stderr.SpillPath,
+		Containment:     string(r.Containment),
+		ContainmentNote: r.ContainmentNote,
+		LimitsNote:      r.LimitsNote,
+		Killed:          r.Killed,
+		Detached:        r.Detached,
+		Survivors:       r.Survivors,
+		Pid:             r.Pid,
+	}
+	if r.Signal != 0 {
+		j.Signal = proc.SignalName(r.Signal)
+	}
+	return j
+}
+
+// negIfZero maps an explicit 0 flag to "none" (negative) in a Spec, where
+// zero means the default.
+func negIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// lookupUser resolves "name", "uid" or "uid:gid".
+func lookupUser(s string) (*proc.Credential, error) {
+	name, group, hasGroup := strings.Cut(s, ":")
+	var u *user.User
+	var err error
+	if _, nerr := strconv.Atoi(name); nerr == nil {
+		u, err = user.LookupId(name)
+		if err != nil {
+			u = &user.User{Uid: name, Gid: name}
+		}
+	} else if u, err = user.Lookup(name); err != nil {
+		return nil, fmt.Errorf("--user %s: %w", s, err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("--user %s: uid %q is not numeric (not supported on this system)", s, u.Uid)
+	}
+	gidStr := u.Gid
+	if hasGroup {
+		gidStr = group
+		if _, err := strconv.Atoi(group); err != nil {
+			g, err := user.LookupGroup(group)
+			if err != nil {
+				return nil, fmt.Errorf("--user %s: %w", s, err)
+			}
+			gidStr = g.Gid
+		}
+	}
+	gid, err := strconv.ParseUint(gidStr, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("--user %s: gid %q is not numeric", s, gidStr)
+	}
+	return &proc.Credential{UID: uint32(uid), GID: uint32(gid)}, nil
+}

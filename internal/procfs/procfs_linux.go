@@ -1,0 +1,210 @@
+// Package procfs reads the few facts corral needs about processes from
+// /proc: parentage, process group, session, state and start time. A start
+// time together with a pid names one process for good, so callers can tell a
+// recycled pid from the process they meant.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stat is what /proc/PID/stat says of one process.
+type Stat struct {
+	Pid   int
+	PPid  int
+	Pgid  int
+	Sid   int
+	State byte   // R, S, D, Z, T, t, X, ...
+	Start uint64 // start time in clock ticks after boot; with Pid it names the process
+	Comm  string
+}
+
+// Zombie reports whether the process has exited and waits to be reaped (or
+// is already being torn down).
+func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' || s.State == 'x' }
+
+// Stopped reports whether the process is stopped by a signal or a tracer.
+func (s Stat) Stopped() bool { return s.State == 'T' || s.State == 't' }
+
+// ErrGone reports that the process does not exist (any more).
+var ErrGone = errors.New("process gone")
+
+// ReadStat reads /proc/PID/stat. It returns an error wrapping ErrGone when
+// the process does not exist.
+func ReadStat(pid int) (Stat, error) {
+	var buf [1024]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	if err != nil {
+		return Stat{}, err
+	}
+	return ParseStat(b)
+}
+
+// ParseStat parses the contents of a /proc/PID/stat file. The command name
+// may hold spaces and parentheses; the last ')' ends it.
+func ParseStat(b []byte) (Stat, error) {
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open || end+2 >= len(b) {
+		return Stat{}, fmt.Errorf("malformed stat %q", truncate(b))
+	}
+	var s Stat
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil {
+		return Stat{}, fmt.Errorf("malformed stat pid %q", truncate(b))
+	}
+	s.Pid = pid
+	s.Comm = string(b[open+1 : end])
+	// Fields after the name, counted from 3 (state) as in proc(5).
+	f := bytes.Fields(b[end+2:])
+	if len(f) < 20 {
+		return Stat{}, fmt.Errorf("malformed stat: %d fields after name", len(f))
+	}
+	s.State = f[0][0]
+	ints := [...]*int{&s.PPid, &s.Pgid, &s.Sid}
+	for i, p := range ints {
+		if *p, err = strconv.Atoi(string(f[1+i])); err != nil {
+			return Stat{}, fmt.Errorf("malformed stat field %d: %w", 4+i, err)
+		}
+	}
+	// Field 22 (starttime) is f[19].
+	if s.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
+		return Stat{}, fmt.Errorf("malformed stat starttime: %w", err)
+	}
+	return s, nil
+}
+
+// Scan returns the stat of every process that exists now. Processes that
+// vanish while being read are skipped.
+func Scan() ([]Stat, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stat, 0, len(names))
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		s, err := ReadStat(pid)
+		if err != nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Cgroup2 returns the cgroup v2 path of the process ("/corral/x"), read from
+// the "0::" line of /proc/PID/cgroup. For a zombie it is the cgroup the
+// process exited in.
+func Cgroup2(pid int) (string, error) {
+	var buf [2048]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/cgroup", buf[:])
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("process %d has no cgroup v2 entry", pid)
+}
+
+// HasToken reports whether token occurs in the command line or in the
+// initial environment of the process. Tests use it to find the processes
+// they tagged; a process that replaced its image with a clean environment
+// and argv no longer carries the token.
+func HasToken(pid int, token string) bool {
+	t := []byte(token)
+	for _, f := range [...]string{"cmdline", "environ"} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + f)
+		if err == nil && bytes.Contains(b, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSmall reads a small /proc file into buf with one read.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", path, ErrGone)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	n, err := f.Read(buf)
+	if err != nil {
+		// ESRCH from a process exiting under us reads as gone.
+		return nil, fmt.Errorf("%s: %w (%v)", path, ErrGone, err)
+	}
+	return buf[:n], nil
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
+}
+
+// Signal sends sig to the process pid only if it is still the process that
+// started at start (clock ticks after boot, as in Stat.Start). It returns an
+// error wrapping ErrGone when the process is not there any more.
+func Signal(pid int, start uint64, sig unix.Signal) error {
+	return SignalIf(pid, sig, func() bool {
+		st, err := ReadStat(pid)
+		return err == nil && st.Start == start
+	})
+}
+
+// SignalIf sends sig to the process pid only if same reports, after the
+// process was pinned with a pidfd, that pid is still the process meant. A
+// pid recycled before the pin fails the check; one recycled after it is not
+// reached, because the signal goes through the pidfd. It returns an error
+// wrapping ErrGone when the process is not there (or not the one meant).
+func SignalIf(pid int, sig unix.Signal, same func() bool) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return ErrGone
+	case errors.Is(err, unix.ENOSYS):
+		fd = -1 // kernel before 5.3: check, then kill; the best it offers
+	case err != nil:
+		return err
+	default:
+		defer unix.Close(fd)
+	}
+	if !same() {
+		return ErrGone
+	}
+	if fd >= 0 {
+		err = unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else {
+		err = unix.Kill(pid, sig)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return ErrGone
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package testutil
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/procfs"
+)
+
+// Tagged returns the live processes whose command line or environment
+// carries tag. Zombies are reported by Zombies, not here: a zombie has
+// neither command line nor environment left.
+func Tagged(tag string) []procfs.Stat {
+	all, _ := procfs.Scan()
+	self := os.Getpid()
+	var out []procfs.Stat
+	for _, st := range all {
+		if st.Pid == self || st.Zombie() {
+			continue
+		}
+		if procfs.HasToken(st.Pid, tag) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// KillTagged sends SIGKILL to every live process carrying tag, by pid and
+// start time, and returns how many it found. Only processes a test tagged
+// itself carry the tag, so nothing else is ever touched.
+func KillTagged(tag string) int {
+	n := 0
+	for _, st := range Tagged(tag) {
+		if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Zombies returns the zombie children of this process: with corral as a
+// subreaper, every orphan of a run comes here, so a zombie here is a
+// process corral failed to reap.
+func Zombies() []procfs.Stat {
+	all, _ := procfs.Scan()
+	self := os.Getpid()
+	var out []procfs.Stat
+	for _, st := range all {
+		if st.PPid == self && st.Zombie() {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// AssertNoTagged fails the test if any live process carries tag after
+// waiting up to timeout for them to go. It kills them before failing.
+func AssertNoTagged(t testing.TB, tag string, timeout time.Duration) {
+	t.Helper()
+	if Eventually(timeout, func() bool { return len(Tagged(tag)) == 0 }) {
+		return
+	}
+	left := Tagged(tag)
+	KillTagged(tag)
+	t.Fatalf("%d processes tagged %s survived: %v", len(left), tag, left)
+}
+
+// AssertNoZombies fails the test if this process has zombie children left
+// after waiting up to timeout for them to be reaped.
+func AssertNoZombies(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	if Eventually(timeout, func() bool { return len(Zombies()) == 0 }) {
+		return
+	}
+	t.Fatalf("zombie children left: %v", Zombies())
+}
+
+// FDs returns how many file descriptors this process has open.
+func FDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// CheckFDs records the descriptor count now and, when the test ends, fails
+// it if the count has not come back to that within a few seconds.
+func CheckFDs(t testing.TB) {
+	t.Helper()
+	before := FDs()
+	t.Cleanup(func() {
+		if !Eventually(5*time.Second, func() bool { return FDs() <= before }) {
+			t.Errorf("file descriptors leaked: %d before, %d after", before, FDs())
+		}
+	})
+}

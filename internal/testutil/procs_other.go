@@ -1,0 +1,26 @@
+//go:build !linux
+
+package testutil
+
+import (
+	"testing"
+	"time"
+)
+
+// Tagged is only implemented on Linux; elsewhere it finds nothing.
+func Tagged(tag string) []struct{} { return nil }
+
+// KillTagged is only implemented on Linux.
+func KillTagged(tag string) int { return 0 }
+
+// AssertNoTagged is only implemented on Linux.
+func AssertNoTagged(t testing.TB, tag string, timeout time.Duration) {}
+
+// AssertNoZombies is only implemented on Linux.
+func AssertNoZombies(t testing.TB, timeout time.Duration) {}
+
+// FDs is only implemented on Linux; it returns -1.
+func FDs() int { return -1 }
+
+// CheckFDs is only implemented on Linux.
+func CheckFDs(t testing.TB) {}

@@ -1,0 +1,50 @@
+package proc
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/corralrun/corral"
+)
+
+// child is a started main process and the containment around its tree, as
+// each platform provides it.
+type child interface {
+	handle() Handle
+	// note says why a stronger tier was not used; limitsNote what became
+	// of Spec.Limits.
+	note() string
+	limitsNote() string
+	// exited is closed when the main process has exited. The process is not
+	// reaped before finish, so its pid (and the group and session it leads)
+	// cannot be recycled while the run lasts.
+	exited() <-chan struct{}
+	// signalMain signals the main process alone.
+	signalMain(sig syscall.Signal) error
+	// signalTree sends sig to every live process of the tree, followed by
+	// SIGCONT so that stopped processes act on it, and returns them.
+	signalTree(sig syscall.Signal) []procKey
+	// killTree sends SIGKILL to the whole tree, in a way that forks cannot
+	// race where the tier allows, and returns the processes it found.
+	killTree() []procKey
+	// alive counts the live processes of the tree other than the main
+	// process once it has exited. Zombies do not count.
+	alive() int
+	// finish reaps the main process and the tree's zombies and releases
+	// the containment. With detach, a tree that still has live processes
+	// keeps its containment, released when the last of them is gone.
+	finish(detach bool) (exitStatus, error)
+}
+
+// spawnAttr is what a platform needs to start a child.
+type spawnAttr struct {
+	path  string
+	args  []string
+	env   []string
+	dir   string
+	files [3]*os.File
+	cred  *Credential
+	tier  corral.Containment
+	label string
+	limit Limits
+}

@@ -1,0 +1,331 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
+)
+
+// linuxChild is a main process started with a pidfd, in a session of its
+// own, held by one of the Linux tiers.
+type linuxChild struct {
+	pid    int
+	start  uint64
+	pidfd  *os.File // pollable; readable once the process exits
+	exit   chan struct{}
+	tree   tree
+	tier   corral.Containment
+	why    string
+	limits string
+
+	unclaim func()
+}
+
+// tree is one Linux containment tier.
+type tree interface {
+	members() []procKey // live processes of the tree, main included while alive
+	signal(sig unix.Signal) []procKey
+	kill() []procKey
+	claim(st procfs.Stat) bool // for the reaper: is this orphan ours?
+	release(detach bool) (kept func() bool)
+	cgroupPath() string
+}
+
+func spawn(a *spawnAttr) (child, error) {
+	tier, why, err := chooseTier(a.tier)
+	if err != nil {
+		return nil, err
+	}
+	c := &linuxChild{tier: tier, why: why, exit: make(chan struct{})}
+	sys := &syscall.SysProcAttr{Setsid: true}
+	pidfd := -1
+	sys.PidFD = &pidfd
+	if a.cred != nil {
+		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
+		if sys.Credential.Groups == nil {
+			sys.Credential.Groups = []uint32{}
+		}
+	}
+	var leaf *cgroup.Leaf
+	if tier == corral.ContainmentCgroup {
+		root, _ := cgroup.Detect()
+		leaf, err = root.NewLeaf(a.label)
+		if err != nil {
+			return nil, err
+		}
+		c.limits = applyLimits(root, leaf, a.limit)
+		sys.UseCgroupFD = true
+		sys.CgroupFD = leaf.FD()
+	} else if a.limit != (Limits{}) {
+		c.limits = "limits not applied: they need the cgroup tier"
+	}
+	if tier == corral.ContainmentSubreaper || tier == corral.ContainmentCgroup {
+		// Orphans come to us, so their zombies can be reaped.
+		if err := reaper.Enable(); err != nil && tier == corral.ContainmentSubreaper {
+			return nil, fmt.Errorf("%w: subreaper: %v", ErrTierUnavailable, err)
+		}
+	}
+	fds := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd()}
+	mainsMu.Lock() // a subreaper run must not claim a main before it is known
+	pid, _, err := syscall.StartProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})
+	if err == nil {
+		mains[pid] = struct{}{}
+	}
+	mainsMu.Unlock()
+	if err != nil {
+		if leaf != nil {
+			leaf.Close()
+			if a.tier == corral.ContainmentAuto && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, syscall.ENOEXEC) {
+				// clone3 into a cgroup refused (old kernel, seccomp): fall
+				// back to the next tier rather than fail the run.
+				b := *a
+				b.tier = corral.ContainmentSubreaper
+				ch, err2 := spawn(&b)
+				if err2 == nil {
+					ch.(*linuxChild).why = "cgroup spawn failed: " + err.Error()
+				}
+				return ch, err2
+			}
+		}
+		return nil, err
+	}
+	c.pid = pid
+	if st, err := procfs.ReadStat(pid); err == nil {
+		c.start = st.Start
+	}
+	if pidfd >= 0 {
+		if err := unix.SetNonblock(pidfd, true); err == nil {
+			c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+		} else {
+			unix.Close(pidfd)
+		}
+	}
+	switch tier {
+	case corral.ContainmentCgroup:
+		c.tree = &cgroupTree{leaf: leaf, main: pid}
+	case corral.ContainmentSubreaper:
+		c.tree = newReapTree(pid, c.start)
+	default:
+		c.tree = &pgroupTree{pgid: pid, main: pid}
+	}
+	c.unclaim = reaper.Register(c.tree.claim)
+	go c.waitExit()
+	return c, nil
+}
+
+// chooseTier picks the tier for a run and says why a stronger one was not
+// used. Asking for a tier that is unavailable is an error.
+func chooseTier(want corral.Containment) (corral.Containment, string, error) {
+	switch want {
+	case corral.ContainmentAuto:
+		_, err := cgroup.Detect()
+		if err == nil {
+			return corral.ContainmentCgroup, "", nil
+		}
+		if rerr := reaper.Enable(); rerr == nil {
+			return corral.ContainmentSubreaper, "no cgroup: " + err.Error(), nil
+		} else {
+			return corral.ContainmentProcessGroup, "no cgroup: " + err.Error() + "; no subreaper: " + rerr.Error(), nil
+		}
+	case corral.ContainmentCgroup:
+		if _, err := cgroup.Detect(); err != nil {
+			return "", "", fmt.Errorf("%w: %v", ErrTierUnavailable, err)
+		}
+	case corral.ContainmentSubreaper, corral.ContainmentProcessGroup:
+	default:
+		return "", "", fmt.Errorf("%w: %s is not available on Linux", ErrTierUnavailable, want)
+	}
+	return want, "", nil
+}
+
+func applyLimits(root *cgroup.Root, leaf *cgroup.Leaf, l Limits) string {
+	if l == (Limits{}) {
+		return ""
+	}
+	has := map[string]bool{}
+	for _, c := range root.Controllers {
+		has[c] = true
+	}
+	var applied, missing []string
+	var pids int
+	var mem int64
+	if l.Pids > 0 {
+		if has["pids"] {
+			pids = l.Pids
+			applied = append(applied, fmt.Sprintf("pids.max=%d", l.Pids))
+		} else {
+			missing = append(missing, "pids")
+		}
+	}
+	if l.Memory > 0 {
+		if has["memory"] {
+			mem = l.Memory
+			applied = append(applied, fmt.Sprintf("memory.max=%d", l.Memory))
+		} else {
+			missing = append(missing, "memory")
+		}
+	}
+	if err := leaf.SetLimits(pids, mem); err != nil {
+		return "limits not applied: " + err.Error()
+	}
+	note := strings.Join(applied, " ")
+	if len(missing) > 0 {
+		if note != "" {
+			note += "; "
+		}
+		note += "not applied (controller not enabled on the cgroup v2 hierarchy): " + strings.Join(missing, ", ")
+	}
+	return note
+}
+
+// mains holds the pids of main processes of live runs; the reaper must
+// never take them, since their runs collect their status.
+var (
+	mainsMu sync.Mutex
+	mains   = map[int]struct{}{}
+)
+
+func isMain(pid int) bool {
+	mainsMu.Lock()
+	defer mainsMu.Unlock()
+	_, ok := mains[pid]
+	return ok
+}
+
+// waitExit closes c.exit when the main process has exited, without reaping
+// it, parked in the poller on the pidfd.
+func (c *linuxChild) waitExit() {
+	defer close(c.exit)
+	if c.pidfd == nil {
+		// No pidfd (kernel before 5.3): wait in a thread, not reaping.
+		for {
+			var info siginfo
+			if err := waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT); err != unix.EINTR {
+				return
+			}
+		}
+	}
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		var info siginfo
+		err := waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG)
+		return err != nil || info.pid != 0
+	})
+}
+
+// siginfo is the part of siginfo_t that waitid fills for SIGCHLD.
+type siginfo struct {
+	signo  int32
+	errno  int32
+	code   int32
+	_      int32
+	pid    int32
+	uid    uint32
+	status int32
+	_      [100]byte
+}
+
+func waitid(idtype, id int, info *siginfo, options int) error {
+	_, _, e := unix.Syscall6(unix.SYS_WAITID, uintptr(idtype), uintptr(id), uintptr(unsafe.Pointer(info)), uintptr(options), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func (c *linuxChild) handle() Handle {
+	return Handle{Pid: c.pid, StartTicks: c.start, Cgroup: c.tree.cgroupPath(), Containment: c.tier}
+}
+
+func (c *linuxChild) note() string            { return c.why }
+func (c *linuxChild) limitsNote() string      { return c.limits }
+func (c *linuxChild) exited() <-chan struct{} { return c.exit }
+
+func (c *linuxChild) signalMain(sig syscall.Signal) error {
+	if c.pidfd != nil {
+		err := unix.PidfdSendSignal(int(c.pidfd.Fd()), sig, nil, 0)
+		if errors.Is(err, unix.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return err
+	}
+	// The pid is our unreaped child: it cannot have been recycled.
+	return unix.Kill(c.pid, sig)
+}
+
+func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
+	keys := c.tree.signal(sig)
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		c.tree.signal(unix.SIGCONT)
+	}
+	return keys
+}
+
+func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
+
+func (c *linuxChild) alive() int {
+	n := 0
+	for _, m := range c.tree.members() {
+		if m.pid == c.pid {
+			continue // the main process is watched through its pidfd
+		}
+		n++
+	}
+	select {
+	case <-c.exit:
+	default:
+		n++
+	}
+	return n
+}
+
+func (c *linuxChild) finish(detach bool) (exitStatus, error) {
+	var st exitStatus
+	var ws unix.WaitStatus
+	var err error
+	for {
+		_, err = unix.Wait4(c.pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	mainsMu.Lock()
+	delete(mains, c.pid)
+	mainsMu.Unlock()
+	if err == nil {
+		st.exited = true
+		switch {
+		case ws.Exited():
+			st.code = ws.ExitStatus()
+		case ws.Signaled():
+			st.code = -1
+			st.signal = ws.Signal()
+		}
+	} else {
+		err = fmt.Errorf("reaping main process: %w", err)
+	}
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	reaper.Reap(c.tree.claim)
+	if kept := c.tree.release(detach); kept != nil {
+		// Detached processes live on: keep reaping them as they go.
+		reaper.RegisterUntil(c.tree.claim, kept)
+	}
+	c.unclaim()
+	return st, err
+}

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package proc
+
+func envKey(k string) string { return k }

@@ -1,0 +1,434 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/corralrun/corral"
+)
+
+// Errors returned by Start. They are wrapped with the detail of what
+// failed; test them with errors.Is.
+var (
+	// ErrTierUnavailable means the containment tier asked for in
+	// Spec.Containment cannot be provided here.
+	ErrTierUnavailable = errors.New("containment tier unavailable")
+
+	// ErrNotFound means the program does not exist or is not in PATH. It
+	// wraps exec.ErrNotFound or fs.ErrNotExist as well.
+	ErrNotFound = errors.New("command not found")
+
+	// ErrNotExecutable means the program exists but cannot be executed. It
+	// wraps fs.ErrPermission or the exec error as well.
+	ErrNotExecutable = errors.New("command not executable")
+)
+
+// killConfirm bounds the wait for a tree to be gone after SIGKILL. The kernel
+// needs microseconds to a few milliseconds; a process stuck in
+// uninterruptible sleep may never go, and is reported as a survivor.
+const killConfirm = 40 * time.Millisecond
+
+// Process is a command running under supervision. Its methods are safe for
+// concurrent use.
+//
+// Each Process has a supervising goroutine, a goroutine per output stream, a
+// goroutine waiting for the main process (parked in the network poller on
+// Linux) and, when Spec.Stdin is a reader other than an *os.File, a goroutine
+// copying it. All of them have ended when Wait returns, except a stdin copier
+// blocked in its reader's Read, which ends when that Read returns.
+type Process struct {
+	spec    Spec
+	ctx     context.Context
+	child   child
+	start   time.Time
+	streams [2]*stream
+	stopCh  chan struct{}
+	stop    sync.Once
+	done    chan struct{}
+
+	mu     sync.Mutex
+	killed map[procKey]struct{}
+	res    Result
+	err    error
+}
+
+// Run starts the command described by spec and waits for it. See Start and
+// Process.Wait.
+func Run(ctx context.Context, spec *Spec) (*Result, error) {
+	p, err := Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait()
+}
+
+// Start starts the command described by spec inside its containment and
+// returns at once. The run ends by itself when the main process has exited
+// and its leftovers are handled (see Spec.Leftovers), or is torn down when
+// Spec.Timeout expires, when ctx is done, or when Stop is called: the tree
+// gets Spec.StopSignal and SIGCONT, then SIGKILL after the grace period,
+// and the output is drained for at most Spec.Drain. Whatever the command
+// does, Wait returns no later than Timeout + Grace + Drain + 50 ms after
+// Start (or, for ctx and Stop, after the request).
+//
+// Start returns an error, and nothing runs, when the program cannot be
+// found or executed, the directory does not exist, the containment asked
+// for is unavailable, or the spec is invalid.
+func Start(ctx context.Context, spec *Spec) (*Process, error) {
+	if spec == nil || len(spec.Args) == 0 {
+		return nil, errors.New("proc: spec has no command (Args is empty)")
+	}
+	p := &Process{
+		spec:   *spec,
+		ctx:    ctx,
+		stopCh: make(chan struct{}),
+		done:   make(chan struct{}),
+		killed: map[procKey]struct{}{},
+	}
+	path, err := lookPath(spec)
+	if err != nil {
+		return nil, err
+	}
+	env := buildEnv(spec.EnvMode, spec.EnvAllow, spec.Env, os.Environ())
+
+	var closeAfter []*os.File // our copies of the child's ends
+	defer func() {
+		for _, f := range closeAfter {
+			f.Close()
+		}
+	}()
+	stdin, owned, copyStdin, err := openStdin(spec.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	if owned {
+		closeAfter = append(closeAfter, stdin)
+	}
+	var files [3]*os.File
+	files[0] = stdin
+	for i, w := range []io.Writer{spec.Stdout, spec.Stderr} {
+		s, childEnd, err := newStream(spec, i, w)
+		if err != nil {
+			p.closeStreams()
+			copyStdin.abandon()
+			return nil, err
+		}
+		p.streams[i] = s
+		files[i+1] = childEnd
+		closeAfter = append(closeAfter, childEnd)
+	}
+	if err := ctx.Err(); err != nil {
+		p.closeStreams()
+		copyStdin.abandon()
+		return nil, fmt.Errorf("proc: not started: %w", err)
+	}
+	p.start = time.Now()
+	c, err := spawn(&spawnAttr{
+		path:  path,
+		args:  spec.Args,
+		env:   env,
+		dir:   spec.Dir,
+		files: files,
+		cred:  spec.Credential,
+		tier:  spec.Containment,
+		label: spec.Label,
+		limit: spec.Limits,
+	})
+	if err != nil {
+		p.closeStreams()
+		copyStdin.abandon()
+		return nil, startError(path, spec, err)
+	}
+	p.child = c
+	p.res = Result{
+		Pid:             c.handle().Pid,
+		ExitCode:        -1,
+		Start:           p.start,
+		Containment:     c.handle().Containment,
+		ContainmentNote: c.note(),
+		LimitsNote:      c.limitsNote(),
+	}
+	copyStdin.start()
+	for _, s := range p.streams {
+		go s.run()
+	}
+	go p.supervise(copyStdin)
+	return p, nil
+}
+
+// Pid returns the main process's pid.
+func (p *Process) Pid() int { return p.res.Pid }
+
+// Handle returns what identifies the run's tree for Reclaim.
+func (p *Process) Handle() Handle { return p.child.handle() }
+
+// Done returns a channel closed when the run is over and Wait returns.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the run to be over and returns its result. The result is
+// never nil; the error reports a failure of supervision itself (such as a
+// failed reap), never the command's own failure, which is in the result.
+// Wait may be called any number of times, from any goroutine.
+func (p *Process) Wait() (*Result, error) {
+	<-p.done
+	r := p.res
+	return &r, p.err
+}
+
+// Stop tears the run down as a timeout would, and marks it cancelled. It
+// returns at once; Wait reports the end. Stop after the end does nothing.
+func (p *Process) Stop() {
+	p.stop.Do(func() { close(p.stopCh) })
+}
+
+// Signal sends sig to the main process only, through its pidfd where the
+// system has them, so a recycled pid is never signalled. It returns
+// os.ErrProcessDone once the main process has exited.
+func (p *Process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.child.exited():
+		return os.ErrProcessDone
+	default:
+	}
+	return p.child.signalMain(sig)
+}
+
+// Output returns what has been kept of each stream so far, while the
+// command runs.
+func (p *Process) Output() (stdout, stderr corral.Output) {
+	return p.streams[0].buf.Output(), p.streams[1].buf.Output()
+}
+
+func (p *Process) supervise(in *stdinCopier) {
+	defer close(p.done)
+	var timeout <-chan time.Time
+	if p.spec.Timeout > 0 {
+		t := time.NewTimer(p.spec.Timeout - time.Since(p.start))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-p.child.exited():
+		p.afterExit(timeout)
+	case <-timeout:
+		p.res.TimedOut = true
+		p.escalate()
+		p.drain(p.spec.drain())
+	case <-p.ctx.Done():
+		p.res.Cancelled = true
+		p.escalate()
+		p.drain(p.spec.drain())
+	case <-p.stopCh:
+		p.res.Cancelled = true
+		p.escalate()
+		p.drain(p.spec.drain())
+	}
+	in.abandon()
+	p.finish()
+}
+
+// afterExit handles the leftovers of a main process that exited by itself.
+func (p *Process) afterExit(timeout <-chan time.Time) {
+	switch p.spec.Leftovers {
+	case corral.LeftoversWait:
+		if !p.waitLeftovers(timeout) {
+			p.escalate()
+		}
+		p.drain(p.spec.drain())
+	case corral.LeftoversDetach:
+		p.drain(p.spec.drain())
+		p.res.Detached = p.child.alive()
+	default:
+		p.drain(p.spec.drain())
+		if p.child.alive() > 0 {
+			p.escalate()
+		}
+	}
+}
+
+// waitLeftovers waits for the tree to empty; it reports false, with the
+// reason recorded, when the timeout, the context or Stop came first.
+func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for p.child.alive() > 0 {
+		select {
+		case <-tick.C:
+		case <-timeout:
+			p.res.TimedOut = true
+			return false
+		case <-p.ctx.Done():
+			p.res.Cancelled = true
+			return false
+		case <-p.stopCh:
+			p.res.Cancelled = true
+			return false
+		}
+	}
+	return true
+}
+
+// escalate ends the tree: the stop signal (with SIGCONT), up to the grace
+// period for everything to exit, then SIGKILL and a bounded confirmation.
+func (p *Process) escalate() {
+	if g := p.spec.grace(); g > 0 {
+		sig := p.spec.StopSignal
+		if sig == 0 {
+			sig = syscall.SIGTERM
+		}
+		p.addKilled(p.child.signalTree(sig))
+		if p.waitGone(time.Now().Add(g)) {
+			return
+		}
+	}
+	p.addKilled(p.child.killTree())
+	if !p.waitGone(time.Now().Add(killConfirm)) {
+		p.res.Survivors = p.child.alive()
+		if !p.mainExited() {
+			p.res.Survivors++
+		}
+	}
+}
+
+// waitGone polls until the main process has exited and no other process of
+// the tree is alive, or the deadline passes; it reports which came first.
+func (p *Process) waitGone(deadline time.Time) bool {
+	d := 500 * time.Microsecond
+	for {
+		if p.mainExited() && p.child.alive() == 0 {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		t := time.NewTimer(min(d, left))
+		select {
+		case <-t.C:
+		case <-p.child.exited():
+			t.Stop()
+		}
+		d = min(d*2, 10*time.Millisecond)
+	}
+}
+
+func (p *Process) mainExited() bool {
+	select {
+	case <-p.child.exited():
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *Process) addKilled(keys []procKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range keys {
+		p.killed[k] = struct{}{}
+	}
+}
+
+// drain lets the readers take what is left in the pipes for at most d, then
+// stops them. Pipes whose writers are all gone end sooner, at EOF.
+func (p *Process) drain(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for _, s := range p.streams {
+		s.r.SetReadDeadline(deadline)
+	}
+	for _, s := range p.streams {
+		<-s.done
+	}
+}
+
+func (p *Process) finish() {
+	p.res.Duration = time.Since(p.start)
+	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
+	if err != nil {
+		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
+	}
+	if st.exited {
+		p.res.ExitCode = st.code
+		p.res.Signal = st.signal
+	}
+	p.mu.Lock()
+	p.res.Killed = len(p.killed)
+	p.mu.Unlock()
+	p.res.Stdout = p.streams[0].finish()
+	p.res.Stderr = p.streams[1].finish()
+}
+
+func (p *Process) closeStreams() {
+	for _, s := range p.streams {
+		if s != nil {
+			s.r.Close()
+			s.closeSpill(true)
+		}
+	}
+}
+
+// exitStatus is how the main process ended.
+type exitStatus struct {
+	exited bool // false if it could not be collected
+	code   int  // exit code, -1 when signalled
+	signal syscall.Signal
+}
+
+// procKey names one process: pid and start time (0 where unknown).
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+func lookPath(spec *Spec) (string, error) {
+	path := spec.Path
+	if path == "" {
+		path = spec.Args[0]
+	}
+	if strings.ContainsRune(path, filepath.Separator) || (filepath.Separator != '/' && strings.ContainsRune(path, '/')) {
+		if fi, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("proc: %s: %w: %w", path, ErrNotFound, err)
+		} else if fi.IsDir() {
+			return "", fmt.Errorf("proc: %s is a directory: %w", path, ErrNotExecutable)
+		}
+		return path, nil
+	}
+	lp, err := exec.LookPath(path)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("proc: %w: %w", ErrNotFound, err)
+		}
+		return "", fmt.Errorf("proc: %w: %w", ErrNotExecutable, err)
+	}
+	return lp, nil
+}
+
+func startError(path string, spec *Spec, err error) error {
+	switch {
+	case errors.Is(err, ErrTierUnavailable):
+		return fmt.Errorf("proc: %w", err)
+	case errors.Is(err, os.ErrNotExist):
+		if spec.Dir != "" {
+			if _, serr := os.Stat(spec.Dir); serr != nil {
+				return fmt.Errorf("proc: working directory %s: %w", spec.Dir, serr)
+			}
+		}
+		return fmt.Errorf("proc: starting %s: %w: %w", path, ErrNotFound, err)
+	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return fmt.Errorf("proc: starting %s: %w: %w", path, ErrNotExecutable, err)
+	}
+	return fmt.Errorf("proc: starting %s: %w", path, err)
+}
+
+type errUnknownSignal string
+
+func (e errUnknownSignal) Error() string { return "unknown signal " + string(e) }

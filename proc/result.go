@@ -1,0 +1,99 @@
+package proc
+
+import (
+	"syscall"
+	"fmt"
+	"time"
+
+	"github.com/corralrun/corral"
+)
+
+// Result is the honest account of one supervised run.
+type Result struct {
+	// Pid is the main process's pid.
+	Pid int
+
+	// ExitCode is the main process's exit status, or -1 when a signal ended
+	// it.
+	ExitCode int
+
+	// Signal is the signal that ended the main process, or 0.
+	Signal syscall.Signal
+
+	// TimedOut reports that Spec.Timeout expired before the run was over.
+	TimedOut bool
+
+	// Cancelled reports that the context ended or Stop was called before the
+	// run was over.
+	Cancelled bool
+
+	// Start is when the main process was started.
+	Start time.Time
+
+	// Duration runs from Start to the moment the run was over: the tree gone
+	// (or detached) and the output drained.
+	Duration time.Duration
+
+	// Stdout and Stderr are what was kept of each stream.
+	Stdout, Stderr corral.Output
+
+	// Containment is the tier that held the tree.
+	Containment corral.Containment
+
+	// ContainmentNote says why a stronger tier was not used, when one
+	// would have been chosen on a better equipped machine.
+	ContainmentNote string
+
+	// LimitsNote says which of Spec.Limits were applied, or why not.
+	LimitsNote string
+
+	// Killed counts the processes of the tree that corral signalled to end:
+	// on timeout or cancellation, and leftovers after the main process exited.
+	Killed int
+
+	// Detached counts processes left running under LeftoversDetach.
+	Detached int
+
+	// Survivors counts processes of the tree still alive when the run was
+	// over although they should have been killed. Corral's guarantee is
+	// that it is zero in the cgroup and subreaper tiers; a process stuck in
+	// uninterruptible sleep (a hung network file system) is the exception.
+	Survivors int
+}
+
+// Success reports whether the main process exited 0 by itself in time.
+func (r *Result) Success() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && !r.TimedOut && !r.Cancelled
+}
+
+// Status is a short human reading of how the run ended, such as "exit 0",
+// "signal SIGKILL", "timed out (signal SIGTERM)".
+func (r *Result) Status() string {
+	var s string
+	if r.Signal != 0 {
+		s = "signal " + SignalName(r.Signal)
+	} else {
+		s = fmt.Sprintf("exit %d", r.ExitCode)
+	}
+	switch {
+	case r.TimedOut:
+		return "timed out (" + s + ")"
+	case r.Cancelled:
+		return "cancelled (" + s + ")"
+	}
+	return s
+}
+
+// Handle identifies a running tree durably enough to find and kill it
+// after the supervisor itself died: record it when a run starts, and pass
+// it to Reclaim after a restart.
+type Handle struct {
+	// Pid and StartTicks name the main process (start time in clock ticks
+	// after boot, on Linux), which also leads the tree's session and group.
+	Pid        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks,omitempty"`
+	// Cgroup is the run's cgroup leaf, when the cgroup tier held it.
+	Cgroup string `json:"cgroup,omitempty"`
+	// Containment is the tier that held the tree.
+	Containment corral.Containment `json:"containment"`
+}

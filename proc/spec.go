@@ -1,0 +1,153 @@
+package proc
+
+import (
+	"syscall"
+	"io"
+	"time"
+
+	"github.com/corralrun/corral"
+)
+
+// Defaults applied to the zero values of a Spec.
+const (
+	DefaultGrace     = 2 * time.Second
+	DefaultDrain     = 250 * time.Millisecond
+	DefaultMaxOutput = 1 << 20
+)
+
+// Spec describes one command to run under supervision. The zero value of
+// each field means something sensible, documented with the field; only Args
+// is required.
+type Spec struct {
+	// Path is the program to run. If empty, Args[0] is used: a name without
+	// a slash is looked up in the supervisor's PATH.
+	Path string
+
+	// Args holds the command name and its arguments. Args[0] is what the
+	// program sees as its name.
+	Args []string
+
+	// Dir is the working directory; empty means the supervisor's.
+	Dir string
+
+	// EnvMode selects the base environment: the supervisor's whole
+	// environment (the default), only the variables named in EnvAllow, or
+	// none. Env is added on top.
+	EnvMode corral.EnvMode
+
+	// EnvAllow names the variables kept in EnvAllowlist mode. A name ending
+	// in "*" keeps every variable with that prefix.
+	EnvAllow []string
+
+	// Env holds "KEY=VALUE" entries added to the base environment; they win
+	// over inherited variables of the same name.
+	Env []string
+
+	// Stdin is the command's standard input. Nil means the null device, so
+	// a command never reads the supervisor's input by accident. An *os.File
+	// is passed as is; any other reader is copied through a pipe by a
+	// goroutine that ends when the reader returns an error or EOF, or is
+	// abandoned when the run ends (as os/exec does after WaitDelay).
+	Stdin io.Reader
+
+	// Timeout bounds the run, from Start. When it expires, the tree is sent
+	// StopSignal (and SIGCONT, so stopped processes see it), then SIGKILL
+	// after Grace. Zero means no timeout.
+	Timeout time.Duration
+
+	// Grace is how long the tree has to exit after StopSignal before SIGKILL.
+	// Zero means DefaultGrace; negative means SIGKILL at once.
+	Grace time.Duration
+
+	// Drain bounds how long the output pipes are read after the main process
+	// exits (or the tree is killed) when something else still holds them
+	// open. Zero means DefaultDrain; negative means no wait at all.
+	Drain time.Duration
+
+	// MaxOutput caps the bytes kept of each stream (head and tail halves).
+	// Zero means DefaultMaxOutput; negative keeps nothing but the count.
+	MaxOutput int
+
+	// SpillDir, if set, receives a file per stream holding everything the
+	// stream carried. A spill file is removed at the end when nothing was
+	// dropped from its stream (the result then holds it all); otherwise its
+	// path is in Output.SpillPath and the caller owns it.
+	SpillDir string
+
+	// Stdout and Stderr, if set, receive each stream as it arrives, in
+	// addition to the capture. They are called from the reading goroutines
+	// and must not block for long: a blocked writer stalls the pipe, and
+	// Wait does not return before the writer does.
+	Stdout, Stderr io.Writer
+
+	// Credential, if set, runs the command as another user and group. It
+	// needs the privilege to switch to them.
+	Credential *Credential
+
+	// Limits caps the tree's process count and memory where the kernel
+	// offers it (cgroup v2 with the pids and memory controllers). What was
+	// applied is reported in Result.LimitsNote.
+	Limits Limits
+
+	// Leftovers says what happens to processes still alive when the main
+	// process exits: kill them after the drain (the default), wait for them,
+	// or detach them.
+	Leftovers corral.Leftovers
+
+	// Containment picks a tier; the default picks the strongest available.
+	// Asking for a tier the machine cannot provide makes Start fail.
+	Containment corral.Containment
+
+	// StopSignal is the first signal of the escalation; zero means SIGTERM.
+	// (On Windows the tree is always terminated at once.)
+	StopSignal syscall.Signal
+
+	// Label names the run in places people read, such as its cgroup.
+	Label string
+}
+
+// Credential names the user and groups to run a command as.
+type Credential struct {
+	UID    uint32
+	GID    uint32
+	Groups []uint32 // supplementary groups; nil means none
+}
+
+// Limits caps the resources of a run's whole tree. Zero means no limit.
+type Limits struct {
+	// Pids is the most processes and threads the tree may hold at once.
+	Pids int
+	// Memory is the most bytes of memory the tree may use; beyond it the
+	// kernel's OOM killer acts inside the tree only.
+	Memory int64
+}
+
+func (s *Spec) grace() time.Duration {
+	switch {
+	case s.Grace == 0:
+		return DefaultGrace
+	case s.Grace < 0:
+		return 0
+	}
+	return s.Grace
+}
+
+func (s *Spec) drain() time.Duration {
+	switch {
+	case s.Drain == 0:
+		return DefaultDrain
+	case s.Drain < 0:
+		return 0
+	}
+	return s.Drain
+}
+
+func (s *Spec) maxOutput() int {
+	switch {
+	case s.MaxOutput == 0:
+		return DefaultMaxOutput
+	case s.MaxOutput < 0:
+		return 0
+	}
+	return s.MaxOutput
+}

@@ -1,0 +1,282 @@
+package proc
+
+import (
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+)
+
+// cgroupTree holds a run in a cgroup v2 leaf of its own. Membership is the
+// kernel's, so nothing can leave it.
+type cgroupTree struct {
+	leaf *cgroup.Leaf
+	main int
+}
+
+func (t *cgroupTree) members() []procKey {
+	pids, _ := t.leaf.Procs()
+	keys := make([]procKey, len(pids))
+	for i, pid := range pids {
+		keys[i] = procKey{pid: pid}
+	}
+	return keys
+}
+
+func (t *cgroupTree) signal(sig unix.Signal) []procKey {
+	var out []procKey
+	for _, k := range t.members() {
+		if t.leaf.SignalMember(k.pid, sig) == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (t *cgroupTree) kill() []procKey {
+	keys := t.members()
+	if err := t.leaf.Kill(); err != nil {
+		// cgroup.kill refused (it never should): kill member by member.
+		for _, k := range keys {
+			t.leaf.SignalMember(k.pid, unix.SIGKILL)
+		}
+	}
+	return keys
+}
+
+func (t *cgroupTree) claim(st procfs.Stat) bool {
+	return st.Pid != t.main && t.leaf.Contains(st.Pid)
+}
+
+func (t *cgroupTree) release(detach bool) func() bool {
+	if detach {
+		if pop, err := t.leaf.Populated(); err == nil && pop {
+			return func() bool {
+				if pop, err := t.leaf.Populated(); err == nil && pop {
+					return false
+				}
+				t.leaf.Close()
+				return true
+			}
+		}
+	}
+	t.leaf.Close()
+	return nil
+}
+
+func (t *cgroupTree) cgroupPath() string { return t.leaf.Path }
+
+// pgroupTree holds a run in a process group led by its main process. The
+// group id cannot be recycled while the main process is unreaped, and a
+// signal to a group reaches every member atomically with respect to fork.
+type pgroupTree struct {
+	pgid int
+	main int
+}
+
+func (t *pgroupTree) members() []procKey {
+	all, _ := procfs.Scan()
+	var out []procKey
+	for _, st := range all {
+		if st.Pgid == t.pgid && !st.Zombie() {
+			out = append(out, procKey{pid: st.Pid, start: st.Start})
+		}
+	}
+	return out
+}
+
+func (t *pgroupTree) signal(sig unix.Signal) []procKey {
+	keys := t.members()
+	unix.Kill(-t.pgid, sig)
+	return keys
+}
+
+func (t *pgroupTree) kill() []procKey { return t.signal(unix.SIGKILL) }
+
+func (t *pgroupTree) claim(st procfs.Stat) bool { return st.Pgid == t.pgid && st.Pid != t.main }
+
+func (t *pgroupTree) release(bool) func() bool { return nil }
+
+func (t *pgroupTree) cgroupPath() string { return "" }
+
+// reapTree holds a run by lineage while this process is a child subreaper:
+// every orphan of the tree is reparented to us, so the tree can always be
+// found through /proc. A process belongs to the run when it is in the run's
+// session, in a process group a member led, a child of a member, or one of
+// the members seen before (pid and start time). An orphan that broke all of
+// these ties (new session, new group, parent gone) is attributed to the run
+// when it is the only subreaper run of this process.
+type reapTree struct {
+	main  int
+	start uint64
+
+	mu    sync.Mutex
+	known map[int]uint64 // pid → start time
+	pgids map[int]bool
+}
+
+var (
+	reapRunsMu sync.Mutex
+	reapRuns   = map[*reapTree]struct{}{}
+)
+
+func newReapTree(main int, start uint64) *reapTree {
+	t := &reapTree{
+		main:  main,
+		start: start,
+		known: map[int]uint64{main: start},
+		pgids: map[int]bool{main: true},
+	}
+	reapRunsMu.Lock()
+	reapRuns[t] = struct{}{}
+	reapRunsMu.Unlock()
+	return t
+}
+
+func soleReapRun(t *reapTree) bool {
+	reapRunsMu.Lock()
+	defer reapRunsMu.Unlock()
+	_, ok := reapRuns[t]
+	return ok && len(reapRuns) == 1
+}
+
+// belongs decides membership of st given the stats of all processes.
+// Callers hold t.mu.
+func (t *reapTree) belongs(st procfs.Stat, byPid map[int]procfs.Stat, self int, sole bool) bool {
+	if start, ok := t.known[st.Pid]; ok {
+		return start == st.Start
+	}
+	if st.Sid == t.main || t.pgids[st.Pgid] {
+		return true
+	}
+	if start, ok := t.known[st.PPid]; ok {
+		if p, live := byPid[st.PPid]; !live || p.Start == start {
+			return true
+		}
+	}
+	return sole && st.PPid == self && st.Start >= t.start && !isMain(st.Pid)
+}
+
+// scan returns the live members of the tree, learning new ones.
+func (t *reapTree) scan() []procfs.Stat {
+	all, _ := procfs.Scan()
+	byPid := make(map[int]procfs.Stat, len(all))
+	for _, st := range all {
+		byPid[st.Pid] = st
+	}
+	self := os.Getpid()
+	sole := soleReapRun(t)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Membership spreads from parent to child; repeat until it settles.
+	in := map[int]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, st := range all {
+			if in[st.Pid] || st.Pid == self {
+				continue
+			}
+			if t.belongs(st, byPid, self, sole) {
+				in[st.Pid] = true
+				t.known[st.Pid] = st.Start
+				t.pgids[st.Pgid] = true
+				changed = true
+			}
+		}
+	}
+	var out []procfs.Stat
+	for _, st := range all {
+		if in[st.Pid] && !st.Zombie() {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (t *reapTree) members() []procKey {
+	ms := t.scan()
+	out := make([]procKey, len(ms))
+	for i, st := range ms {
+		out[i] = procKey{pid: st.Pid, start: st.Start}
+	}
+	return out
+}
+
+func (t *reapTree) signal(sig unix.Signal) []procKey {
+	var out []procKey
+	for _, k := range t.members() {
+		if procfs.Signal(k.pid, k.start, sig) == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kill stops the tree with SIGSTOP until a scan finds nothing new running,
+// so that no member can fork while it is being killed, then kills them all.
+func (t *reapTree) kill() []procKey {
+	stopped := map[procKey]bool{}
+	for round := 0; round < 64; round++ {
+		fresh := 0
+		for _, st := range t.scan() {
+			k := procKey{pid: st.Pid, start: st.Start}
+			if stopped[k] {
+				continue
+			}
+			if procfs.Signal(st.Pid, st.Start, unix.SIGSTOP) == nil {
+				stopped[k] = true
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	var out []procKey
+	for k := range stopped {
+		if procfs.Signal(k.pid, k.start, unix.SIGKILL) == nil {
+			out = append(out, k)
+		}
+	}
+	// Anything that slipped past the freeze (it should not) still dies.
+	for _, st := range t.scan() {
+		if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+			out = append(out, procKey{pid: st.Pid, start: st.Start})
+		}
+	}
+	return out
+}
+
+func (t *reapTree) claim(st procfs.Stat) bool {
+	if st.Pid == t.main {
+		return false
+	}
+	sole := soleReapRun(t)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.belongs(st, nil, os.Getpid(), sole)
+}
+
+func (t *reapTree) release(detach bool) func() bool {
+	done := func() bool {
+		if len(t.scan()) > 0 {
+			return false
+		}
+		reapRunsMu.Lock()
+		delete(reapRuns, t)
+		reapRunsMu.Unlock()
+		return true
+	}
+	if detach && !done() {
+		return done
+	}
+	reapRunsMu.Lock()
+	delete(reapRuns, t)
+	reapRunsMu.Unlock()
+	return nil
+}
+
+func (t *reapTree) cgroupPath() string { return "" }
