@@ -1,0 +1,16 @@
+package proc
+
+import "context"
+
+// Reclaim kills what is left of a run whose supervisor died without
+// tearing it down (a crashed service), and returns how many processes it
+// killed. It never signals a process that is not provably the run's: with
+// a cgroup the leaf's membership decides; otherwise the main process is
+// matched by pid and start time, and its session and process group by the
+// id it led. A Handle whose tree is already gone is not an error.
+//
+// Reclaim is for a new supervisor after a crash. Call it only for handles
+// of runs that no live supervisor owns.
+func Reclaim(ctx context.Context, h Handle) (int, error) {
+	return reclaim(ctx, h)
+}

@@ -1,0 +1,91 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
+)
+
+func reclaim(ctx context.Context, h Handle) (int, error) {
+	if h.Cgroup != "" {
+		return reclaimCgroup(ctx, h.Cgroup)
+	}
+	if h.Pid <= 0 || h.StartTicks == 0 {
+		return 0, errors.New("proc: reclaim: handle has neither cgroup nor pid and start time")
+	}
+	// Members of the run: its session and group, led by the main process.
+	// While the main process lives with the recorded start time, its ids
+	// are the run's. Once it is gone, the ids could only have been reused by
+	// a new process with the same pid; if that is not the case, everything
+	// still in the session started after the main process is the run's.
+	if st, err := procfs.ReadStat(h.Pid); err == nil && st.Start != h.StartTicks {
+		return 0, nil // pid recycled: the old session has no leader; leave it
+	}
+	killed := 0
+	for round := 0; round < 10; round++ {
+		all, err := procfs.Scan()
+		if err != nil {
+			return killed, err
+		}
+		n := 0
+		for _, st := range all {
+			if st.Zombie() || st.Pid == os.Getpid() || st.Start < h.StartTicks {
+				continue
+			}
+			if st.Sid == h.Pid || st.Pgid == h.Pid {
+				if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+					n++
+				}
+			}
+		}
+		killed += n
+		if n == 0 {
+			break
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return killed, err
+		}
+	}
+	reaper.Reap(func(st procfs.Stat) bool { return st.Sid == h.Pid && st.Start >= h.StartTicks })
+	return killed, nil
+}
+
+func reclaimCgroup(ctx context.Context, path string) (int, error) {
+	leaf, err := cgroup.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	pids, _ := leaf.Procs()
+	if err := leaf.Kill(); err != nil && !errors.Is(err, os.ErrNotExist) {
+		leaf.Close()
+		return 0, err
+	}
+	deadline := time.Now().Add(time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	leaf.WaitEmpty(deadline)
+	reaper.Reap(func(st procfs.Stat) bool { return leaf.Contains(st.Pid) })
+	return len(pids), leaf.Close()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
