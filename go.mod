@@ -3,6 +3,26 @@ module github.com/corralrun/corral
 go 1.26.0
 
 require (
+	github.com/dustin/go-humanize v1.1.0
+	github.com/google/uuid v1.6.0
+	github.com/mattn/go-isatty v0.0.24
+	github.com/ncruces/go-strftime v1.1.0
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec
+	github.com/riverqueue/river v0.51.2
+	github.com/riverqueue/river/riverdriver v0.51.2
+	github.com/riverqueue/river/riverdriver/riversqlite v0.51.2
+	github.com/riverqueue/river/rivershared v0.51.2
+	github.com/riverqueue/river/rivertype v0.51.2
+	github.com/robfig/cron/v3 v3.0.1
+	github.com/tidwall/gjson v1.20.0
+	github.com/tidwall/match v1.2.0
+	github.com/tidwall/pretty v1.2.1
+	github.com/tidwall/sjson v1.2.5
 	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.50.0 // indirect
+	modernc.org/libc v1.80.1
+	modernc.org/mathutil v1.7.1
+	modernc.org/memory v1.12.1
+	modernc.org/sqlite v1.62.0
 )

@@ -1,0 +1,173 @@
+// Package sqlite is the embedded store of corral's task service: one
+// SQLite file (pure Go, no cgo) holding the service's tables and River's,
+// with River as the job engine that dispatches admitted executions.
+//
+// Every write runs in a BEGIN IMMEDIATE transaction through a single
+// connection, so the read-modify-write steps of admission, completion and
+// cancellation are serialized within the process, and SQLite's write lock
+// serializes them across processes sharing the file.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
+)
+
+//go:embed schema.sql
+var schemaV1 string
+
+const schemaVersion = 1
+
+// Options configure Open.
+type Options struct {
+	// Path is the database file; it and its directory are created if
+	// missing (the directory with mode 0700).
+	Path string
+	// Logger receives River's warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on one SQLite file.
+type Store struct {
+	db     *sql.DB
+	engine *riverengine.Engine[*sql.Tx]
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at opts.Path and applies
+// River's migrations and corral's schema.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Path == "" {
+		return nil, errors.New("sqlite store: no database path given")
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite store: create data directory: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + opts.Path + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: open %s: %w", opts.Path, err)
+	}
+	// One connection: SQLite allows one writer at a time, and River's
+	// SQLite driver is only reliable this way.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w (is the file a SQLite database, and the directory writable?)", opts.Path, err)
+	}
+	driver := riversqlite.New(db)
+	mig, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store: river migrations: %w", err)
+	}
+	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store: apply river migrations: %w", err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	eng, err := riverengine.New(driver, opts.Logger)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, engine: eng}, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	var v int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("sqlite store: read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("sqlite store: database schema version %d is newer than this corral (%d): upgrade corral", v, schemaVersion)
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schemaV1); err != nil {
+		return fmt.Errorf("sqlite store: apply schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the database. Stop the engine first.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// DB returns the database handle, for tests and benchmarks that look
+// underneath.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// StartEngine implements store.Store.
+func (s *Store) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
+	return s.engine.Start(ctx, cfg.WorkerID, cfg.MaxRuns, cfg.Run)
+}
+
+// StopEngine implements store.Store.
+func (s *Store) StopEngine(ctx context.Context) error {
+	return s.engine.Stop(ctx)
+}
+
+// tx runs fn in one immediate transaction.
+func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	return nil
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}

@@ -1,0 +1,410 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/proc"
+)
+
+// Errors returned by a Store. Drivers wrap them with detail; test them with
+// errors.Is.
+var (
+	// ErrNotFound means the agent, schedule or execution does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists means an agent or schedule of that name or id already exists.
+	ErrExists = errors.New("already exists")
+	// ErrConflict means the record changed under the caller: the execution
+	// is already terminal, claimed by another worker, or a schedule fire was
+	// taken by another worker.
+	ErrConflict = errors.New("conflict")
+	// ErrBusy means an agent still has queued or running executions and
+	// cannot be deleted yet.
+	ErrBusy = errors.New("agent busy")
+)
+
+// AgentKind says how an agent runs its task input.
+type AgentKind string
+
+const (
+	// KindShell runs the input as a command line with the agent's shell.
+	KindShell AgentKind = "shell"
+	// KindHeadless substitutes the input (the prompt) into the agent's
+	// command template and runs it as a headless agent turn.
+	KindHeadless AgentKind = "headless"
+)
+
+// Overflow says what happens to a task submitted while every slot of its
+// agent is taken.
+type Overflow string
+
+const (
+	// OverflowReject refuses the task at once; it is recorded as rejected.
+	OverflowReject Overflow = "reject"
+	// OverflowQueue keeps it in a durable FIFO backlog of at most
+	// Agent.MaxBacklog tasks; beyond that it is rejected.
+	OverflowQueue Overflow = "queue"
+)
+
+// Defaults applied to an agent's zero values by [Agent.Normalize].
+const (
+	DefaultMaxParallelTasks = 3
+	DefaultMaxBacklog       = 50
+	DefaultShell            = "bash"
+)
+
+// Agent is a named runner of tasks with a capacity.
+type Agent struct {
+	Name string    `json:"name"`
+	Kind AgentKind `json:"kind"`
+
+	// Shell is the shell a shell agent runs its input with (as SHELL -c
+	// INPUT); empty means bash.
+	Shell string `json:"shell,omitempty"`
+	// Command is a headless agent's command template; every "{{prompt}}"
+	// in an argument is replaced by the task input. When no argument holds
+	// it, the prompt is appended as the last argument.
+	Command []string `json:"command,omitempty"`
+
+	Workdir string            `json:"workdir,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+
+	// MaxParallelTasks is the number of slots; zero means 3.
+	MaxParallelTasks int `json:"max_parallel_tasks"`
+	// Overflow is reject (the default) or queue.
+	Overflow Overflow `json:"overflow"`
+	// MaxBacklog bounds the queue under OverflowQueue; zero means 50.
+	MaxBacklog int `json:"max_backlog"`
+
+	// Timeout is the budget of one run (zero: none); a task may ask for a
+	// shorter or longer one. Stall and Idle are the headless watchdogs
+	// (an open tool call, no output at all); Grace is the time between the
+	// stop signal and SIGKILL.
+	Timeout      Duration `json:"timeout,omitempty"`
+	StallTimeout Duration `json:"stall_timeout,omitempty"`
+	IdleTimeout  Duration `json:"idle_timeout,omitempty"`
+	Grace        Duration `json:"grace,omitempty"`
+	// MaxOutput caps the bytes kept of each output stream in the execution
+	// record (head and tail); zero means 64 KiB. The full log is always in
+	// the execution's log file.
+	MaxOutput int `json:"max_output,omitempty"`
+
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Normalize fills the defaults of zero fields and reports what is invalid,
+// in words a caller can act on.
+func (a *Agent) Normalize() error {
+	if err := ValidName(a.Name); err != nil {
+		return fmt.Errorf("agent name: %w", err)
+	}
+	switch a.Kind {
+	case KindShell:
+		if a.Shell == "" {
+			a.Shell = DefaultShell
+		}
+	case KindHeadless:
+		if len(a.Command) == 0 {
+			return errors.New(`headless agent needs a command template, e.g. ["claude", "-p", "--output-format", "stream-json", "--verbose", "{{prompt}}"]`)
+		}
+	case "":
+		return errors.New(`agent kind missing: want "shell" or "headless"`)
+	default:
+		return fmt.Errorf("unknown agent kind %q: want \"shell\" or \"headless\"", a.Kind)
+	}
+	if a.MaxParallelTasks == 0 {
+		a.MaxParallelTasks = DefaultMaxParallelTasks
+	}
+	if a.MaxParallelTasks < 0 || a.MaxParallelTasks > 10000 {
+		return fmt.Errorf("max_parallel_tasks %d out of range 1..10000", a.MaxParallelTasks)
+	}
+	switch a.Overflow {
+	case "":
+		a.Overflow = OverflowReject
+	case OverflowReject, OverflowQueue:
+	default:
+		return fmt.Errorf("unknown overflow %q: want \"reject\" or \"queue\"", a.Overflow)
+	}
+	if a.MaxBacklog == 0 {
+		a.MaxBacklog = DefaultMaxBacklog
+	}
+	if a.MaxBacklog < 0 || a.MaxBacklog > 1000000 {
+		return fmt.Errorf("max_backlog %d out of range 1..1000000", a.MaxBacklog)
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{{"timeout", a.Timeout}, {"stall_timeout", a.StallTimeout}, {"idle_timeout", a.IdleTimeout}, {"grace", a.Grace}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s must not be negative", d.name)
+		}
+	}
+	if a.MaxOutput < 0 {
+		return errors.New("max_output must not be negative")
+	}
+	for k := range a.Env {
+		if k == "" || containsAny(k, "=\x00") {
+			return fmt.Errorf("env name %q is invalid", k)
+		}
+	}
+	return nil
+}
+
+// ValidName checks an agent name: 1 to 64 letters, digits, '-', '_' or
+// '.', not starting with '.'.
+func ValidName(s string) error {
+	if s == "" || len(s) > 64 {
+		return errors.New("must be 1 to 64 characters")
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' && i > 0
+		if !ok {
+			return fmt.Errorf("%q may hold only letters, digits, '-', '_' and '.' (not first)", s)
+		}
+	}
+	return nil
+}
+
+func containsAny(s, chars string) bool {
+	for _, c := range chars {
+		for _, r := range s {
+			if r == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Trigger says what created an execution.
+type Trigger string
+
+const (
+	TriggerAPI      Trigger = "api"
+	TriggerSchedule Trigger = "schedule"
+	TriggerRetry    Trigger = "retry"
+)
+
+// Execution is the record of one task: what was asked, where it stands,
+// and what came of it.
+type Execution struct {
+	ID         string        `json:"id"`
+	Agent      string        `json:"agent"`
+	Trigger    Trigger       `json:"trigger"`
+	ScheduleID string        `json:"schedule_id,omitempty"`
+	RetryOf    string        `json:"retry_of,omitempty"`
+	Attempt    int           `json:"attempt"`
+	Input      string        `json:"input"`
+	Timeout    Duration      `json:"timeout,omitempty"`
+	Status     corral.Status `json:"status"`
+
+	ErrorType corral.ErrorType `json:"error_type,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	ExitCode  *int             `json:"exit_code,omitempty"`
+	Signal    string           `json:"signal,omitempty"`
+	// Result is a headless turn's final text.
+	Result string `json:"result,omitempty"`
+
+	// Salvage from headless turns, kept on failure too.
+	SessionID   string          `json:"session_id,omitempty"`
+	NumTurns    int             `json:"num_turns,omitempty"`
+	CostUSD     float64         `json:"cost_usd,omitempty"`
+	Usage       json.RawMessage `json:"usage,omitempty"`
+	FinalizedBy string          `json:"finalized_by,omitempty"`
+
+	// Output head and tail (redacted), byte counts, and the full log.
+	Stdout          string `json:"stdout,omitempty"`
+	Stderr          string `json:"stderr,omitempty"`
+	StdoutBytes     int64  `json:"stdout_bytes,omitempty"`
+	StderrBytes     int64  `json:"stderr_bytes,omitempty"`
+	OutputTruncated bool   `json:"output_truncated,omitempty"`
+	LogPath         string `json:"log_path,omitempty"`
+
+	// Supervision facts.
+	Containment corral.Containment `json:"containment,omitempty"`
+	Killed      int                `json:"killed,omitempty"`
+	Reclaimed   int                `json:"reclaimed,omitempty"` // processes killed by crash recovery
+
+	// Ownership: the slot held while running, the worker that runs it, the
+	// process tree it started (for crash recovery).
+	SlotNo          int          `json:"slot,omitempty"`
+	WorkerID        string       `json:"worker_id,omitempty"`
+	Handle          *proc.Handle `json:"handle,omitempty"`
+	CancelRequested bool         `json:"cancel_requested,omitempty"`
+
+	CreatedAt  time.Time  `json:"created_at"`
+	AdmittedAt *time.Time `json:"admitted_at,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	DurationMS int64      `json:"duration_ms,omitempty"`
+}
+
+// Submission asks for one task to be run by an agent.
+type Submission struct {
+	Agent      string
+	Input      string
+	Timeout    Duration
+	Trigger    Trigger
+	ScheduleID string
+	RetryOf    string
+	Attempt    int
+}
+
+// Admission reports what Submit decided. The execution is always recorded,
+// a rejected one too.
+type Admission struct {
+	Execution *Execution
+	// Running, Capacity, Queued and Backlog describe the agent when the
+	// decision was taken, for the caller's message.
+	Running, Capacity int
+	Queued, Backlog   int
+}
+
+// Outcome is what a finished run reports to Finish.
+type Outcome struct {
+	Status      corral.Status
+	ErrorType   corral.ErrorType
+	Error       string
+	ExitCode    *int
+	Signal      string
+	Result      string
+	SessionID   string
+	NumTurns    int
+	CostUSD     float64
+	Usage       json.RawMessage
+	FinalizedBy string
+
+	Stdout, Stderr           string
+	StdoutBytes, StderrBytes int64
+	OutputTruncated          bool
+	Containment              corral.Containment
+	Killed, Reclaimed        int
+	FinishedAt               time.Time
+	Duration                 time.Duration
+}
+
+// ExecutionFilter selects executions for List, newest first.
+type ExecutionFilter struct {
+	Agent    string
+	Statuses []corral.Status
+	WorkerID string
+	Since    time.Time // created at or after
+	Until    time.Time // created before
+	// Cursor continues a listing: pass the NextCursor of the previous page.
+	Cursor string
+	// Limit is the page size; zero means 50, at most 1000.
+	Limit int
+}
+
+// Slot is one held capacity slot of an agent.
+type Slot struct {
+	No          int       `json:"slot"`
+	ExecutionID string    `json:"execution_id"`
+	Since       time.Time `json:"since"`
+}
+
+// AgentStats counts an agent's executions by status and its held slots.
+type AgentStats struct {
+	Agent     string                `json:"agent"`
+	Capacity  int                   `json:"capacity"`
+	SlotsUsed int                   `json:"slots_used"`
+	ByStatus  map[corral.Status]int `json:"by_status"`
+}
+
+// MissedPolicy says what a schedule does with fires that passed while no
+// worker was there to take them (the service was down).
+type MissedPolicy string
+
+const (
+	// MissedSkip drops missed fires; the schedule waits for its next time.
+	MissedSkip MissedPolicy = "skip"
+	// MissedRunOnce runs the task once for all the fires that were missed.
+	MissedRunOnce MissedPolicy = "run_once"
+)
+
+// Schedule fires a task for an agent on a cron expression.
+type Schedule struct {
+	ID    string `json:"id"`
+	Agent string `json:"agent"`
+	// Cron is a cron expression with five fields, or six with seconds
+	// first, or a descriptor such as @hourly or @every 90s.
+	Cron     string       `json:"cron"`
+	TimeZone string       `json:"time_zone"` // IANA name; empty means UTC
+	Input    string       `json:"input"`
+	Timeout  Duration     `json:"timeout,omitempty"`
+	Enabled  bool         `json:"enabled"`
+	Missed   MissedPolicy `json:"missed"`
+
+	NextFireAt    *time.Time `json:"next_fire_at,omitempty"`
+	LastFireAt    *time.Time `json:"last_fire_at,omitempty"`
+	LastExecution string     `json:"last_execution_id,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// Worker is one running service instance that owns executions.
+type Worker struct {
+	ID string `json:"id"`
+	// Host and BootID say which machine and which boot the worker ran on,
+	// so that recovery only kills recorded process trees that are on this
+	// machine in this boot. Pid and PidStart name the worker's process.
+	Host      string    `json:"host"`
+	BootID    string    `json:"boot_id,omitempty"`
+	Pid       int       `json:"pid"`
+	PidStart  uint64    `json:"pid_start,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Heartbeat time.Time `json:"heartbeat_at"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("90s", "1h30m"); it also reads a number of seconds.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = 0
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err2 := json.Unmarshal(b, &secs); err2 != nil {
+			return errors.New(`duration must be a string such as "90s" or a number of seconds`)
+		}
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// ParseDuration parses a Go duration ("90s") or a plain number of seconds.
+func ParseDuration(s string) (Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		return Duration(secs * float64(time.Second)), nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want a Go duration such as \"90s\" or \"1h30m\"", s)
+	}
+	return Duration(v), nil
+}
