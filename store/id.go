@@ -2,8 +2,8 @@ package store
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/binary"
+	"encoding/hex"
 	"sync"
 	"time"
 )

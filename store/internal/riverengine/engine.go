@@ -104,7 +104,7 @@ func (e *Engine[TTx]) Start(ctx context.Context, workerID string, maxRuns int, r
 		JobTimeout:        -1,
 		// A dispatch whose worker died is rescued (and then found already
 		// claimed, or redispatched by recovery) after this long.
-		RescueStuckJobsAfter: 10 * time.Minute,
+		RescueStuckJobsAfter:        10 * time.Minute,
 		CompletedJobRetentionPeriod: time.Hour,
 	})
 	if err != nil {
