@@ -257,11 +257,19 @@ func (c *linuxChild) exited() <-chan struct{} { return c.exit }
 
 func (c *linuxChild) signalMain(sig syscall.Signal) error {
 	if c.pidfd != nil {
-		err := unix.PidfdSendSignal(int(c.pidfd.Fd()), sig, nil, 0)
-		if errors.Is(err, unix.ESRCH) {
+		rc, err := c.pidfd.SyscallConn()
+		if err != nil {
 			return os.ErrProcessDone
 		}
-		return err
+		var serr error
+		// Control holds the descriptor open against a concurrent finish.
+		if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
+			return os.ErrProcessDone
+		}
+		if errors.Is(serr, unix.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return serr
 	}
 	// The pid is our unreaped child: it cannot have been recycled.
 	return unix.Kill(c.pid, sig)

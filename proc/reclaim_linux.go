@@ -35,14 +35,9 @@ func reclaim(ctx context.Context, h Handle) (int, error) {
 			return killed, err
 		}
 		n := 0
-		for _, st := range all {
-			if st.Zombie() || st.Pid == os.Getpid() || st.Start < h.StartTicks {
-				continue
-			}
-			if st.Sid == h.Pid || st.Pgid == h.Pid {
-				if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
-					n++
-				}
+		for _, st := range runMembers(all, h) {
+			if !st.Zombie() && procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+				n++
 			}
 		}
 		killed += n
@@ -88,4 +83,33 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// runMembers returns the processes of the run h led: those in its session
+// or group, and, spreading from parent to child, their descendants, all
+// started no earlier than the main process. A descendant that left the
+// session after its parent died has lost every tie and is not found: that
+// is what the cgroup tier is for.
+func runMembers(all []procfs.Stat, h Handle) []procfs.Stat {
+	in := map[int]bool{}
+	self := os.Getpid()
+	for changed := true; changed; {
+		changed = false
+		for _, st := range all {
+			if in[st.Pid] || st.Pid == self || st.Start < h.StartTicks {
+				continue
+			}
+			if st.Pid == h.Pid || st.Sid == h.Pid || st.Pgid == h.Pid || in[st.PPid] {
+				in[st.Pid] = true
+				changed = true
+			}
+		}
+	}
+	var out []procfs.Stat
+	for _, st := range all {
+		if in[st.Pid] {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -29,16 +29,32 @@ func Tagged(tag string) []procfs.Stat {
 }
 
 // KillTagged sends SIGKILL to every live process carrying tag, by pid and
-// start time, and returns how many it found. Only processes a test tagged
-// itself carry the tag, so nothing else is ever touched.
+// start time, waits up to two seconds for them to die, reaps those that
+// were reparented to this process, and returns how many it found. Only
+// processes a test tagged itself carry the tag, so nothing else is touched.
 func KillTagged(tag string) int {
-	n := 0
-	for _, st := range Tagged(tag) {
-		if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
-			n++
-		}
+	victims := Tagged(tag)
+	for _, st := range victims {
+		procfs.Signal(st.Pid, st.Start, unix.SIGKILL)
 	}
-	return n
+	self := os.Getpid()
+	Eventually(2*time.Second, func() bool {
+		for _, v := range victims {
+			st, err := procfs.ReadStat(v.Pid)
+			if err != nil || st.Start != v.Start {
+				continue
+			}
+			if !st.Zombie() {
+				return false
+			}
+			if st.PPid == self {
+				var ws unix.WaitStatus
+				unix.Wait4(v.Pid, &ws, unix.WNOHANG, nil)
+			}
+		}
+		return true
+	})
+	return len(victims)
 }
 
 // Zombies returns the zombie children of this process: with corral as a
@@ -97,4 +113,15 @@ func CheckFDs(t testing.TB) {
 			t.Errorf("file descriptors leaked: %d before, %d after", before, FDs())
 		}
 	})
+}
+
+// ReapZombies reaps every zombie child of this process. Call it only when
+// nothing else in the test binary waits for a child, e.g. after a process
+// group tier test let escapees reparent to this (subreaper) process on
+// purpose.
+func ReapZombies() {
+	for _, st := range Zombies() {
+		var ws unix.WaitStatus
+		unix.Wait4(st.Pid, &ws, unix.WNOHANG, nil)
+	}
 }
