@@ -16,4 +16,3 @@ func reclaim(ctx context.Context, h Handle) (int, error) {
 	}
 	return reclaimGroup(h.Pid)
 }
-

@@ -1,8 +1,8 @@
 package proc
 
 import (
-	"syscall"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"

@@ -1,8 +1,8 @@
 package proc
 
 import (
-	"syscall"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"
