@@ -1,0 +1,293 @@
+package headless
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/proc"
+)
+
+// Defaults applied to the zero values of a Spec.
+const (
+	// DefaultStallTimeout is how long an MCP tool call (a tool named
+	// "mcp__*") may stay open without its result.
+	DefaultStallTimeout = 30 * time.Minute
+
+	// DefaultIdleTimeout is how long the stream may stay silent while no
+	// tool call and no background task is open.
+	DefaultIdleTimeout = 10 * time.Minute
+
+	// DefaultLinger is how long an agent may take to exit by itself after
+	// the end of its turn before its tree is stopped.
+	DefaultLinger = time.Second
+
+	// DefaultInterruptGrace is how long a cancelled agent has between
+	// SIGINT and the core's SIGTERM → grace → SIGKILL escalation.
+	DefaultInterruptGrace = 3 * time.Second
+
+	// DefaultMaxLine bounds one stream line; longer lines are cut, read up
+	// to the cut, and counted.
+	DefaultMaxLine = 8 << 20
+
+	// DefaultMaxEventRaw bounds the raw line kept in an Event.
+	DefaultMaxEventRaw = 4 << 10
+
+	// DefaultMaxEventText bounds the text carried by an Event.
+	DefaultMaxEventText = 16 << 10
+
+	// DefaultMaxTranscript bounds the transcript file.
+	DefaultMaxTranscript = 64 << 20
+
+	// DefaultMaxTools bounds the tool timeline kept in a Result.
+	DefaultMaxTools = 1000
+)
+
+// Format names an agent's stream format.
+type Format string
+
+const (
+	// FormatAuto (the zero value) detects the format from the first lines
+	// whose type only one format uses.
+	FormatAuto Format = ""
+	// FormatClaude is Claude Code's `--output-format stream-json`.
+	FormatClaude Format = "claude"
+	// FormatCodex is Codex's `exec --json`.
+	FormatCodex Format = "codex"
+)
+
+// String returns the format's name; the zero value prints as "auto".
+func (f Format) String() string {
+	if f == FormatAuto {
+		return "auto"
+	}
+	return string(f)
+}
+
+// ParseFormat parses "claude", "codex" or "auto".
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "auto", "":
+		return FormatAuto, nil
+	case "claude":
+		return FormatClaude, nil
+	case "codex":
+		return FormatCodex, nil
+	}
+	return "", fmt.Errorf("unknown stream format %q: want claude, codex or auto", s)
+}
+
+// ToolLimit sets the stall limit of the tools whose name matches Tool: an
+// exact name ("Bash", "mcp__github__create_issue") or a glob in the syntax
+// of path.Match ("mcp__slow__*"). A Timeout of zero or less exempts those
+// tools from the stall watchdog.
+//
+// Codex items are named by their type ("command_execution", "file_change",
+// "web_search"), and its MCP calls as "mcp__SERVER__TOOL", so that the same
+// limits apply to both formats.
+type ToolLimit struct {
+	Tool    string        `json:"tool"`
+	Timeout time.Duration `json:"timeout"`
+}
+
+// ParseToolLimit parses "NAME=DURATION", as the CLI's --tool-timeout takes.
+func ParseToolLimit(s string) (ToolLimit, error) {
+	name, dur, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return ToolLimit{}, fmt.Errorf("tool limit %q: want NAME=DURATION, such as mcp__github__*=10m or Bash=2h", s)
+	}
+	d, err := time.ParseDuration(dur)
+	if err != nil {
+		return ToolLimit{}, fmt.Errorf("tool limit %q: %w", s, err)
+	}
+	if _, err := path.Match(name, ""); err != nil {
+		return ToolLimit{}, fmt.Errorf("tool limit %q: bad glob: %w", s, err)
+	}
+	return ToolLimit{Tool: name, Timeout: d}, nil
+}
+
+// Spec describes one headless agent turn. The zero value of each field means
+// something sensible, documented with the field; only Args is required.
+type Spec struct {
+	// Args is the agent's command line, such as
+	// {"claude", "-p", "--output-format", "stream-json", "--verbose", "PROMPT"}
+	// or {"codex", "exec", "--json", "PROMPT"}. Args[0] is looked up in PATH
+	// when it has no slash.
+	Args []string
+
+	// Dir is the agent's working directory; empty means the supervisor's.
+	Dir string
+
+	// EnvMode, EnvAllow and Env give the agent's environment, as in
+	// proc.Spec. Values of variables in Env whose names look secret (KEY,
+	// TOKEN, SECRET, PASSWORD) are redacted from the transcript and the
+	// stderr tail.
+	EnvMode  corral.EnvMode
+	EnvAllow []string
+	Env      []string
+
+	// Stdin is the agent's standard input (a prompt, say). Nil means the
+	// null device, which Codex needs to not wait for input.
+	Stdin io.Reader
+
+	// Format is the stream format; FormatAuto detects it.
+	Format Format
+
+	// Timeout is the budget of the whole turn, from Start: when it runs
+	// out, the turn fails with ErrorTimeout whatever the agent is doing.
+	// Zero means no budget.
+	Timeout time.Duration
+
+	// StallTimeout is the stall limit of MCP tool calls (tools named
+	// "mcp__*"): a call open that long without its result fails the turn
+	// with ErrorStall. Other tools have no stall limit unless ToolLimits
+	// gives one. Zero means DefaultStallTimeout; negative means none.
+	StallTimeout time.Duration
+
+	// ToolLimits override the stall limit per tool, by name or glob. The
+	// first exact name that matches wins, then the first glob, then the
+	// MCP default.
+	ToolLimits []ToolLimit
+
+	// IdleTimeout fails the turn with ErrorIdle when the agent writes
+	// nothing to its stream for that long while no tool call is open and no
+	// background task is live: a long tool call is governed by its stall
+	// limit and the budget, never by idleness. Zero means
+	// DefaultIdleTimeout; negative means none.
+	IdleTimeout time.Duration
+
+	// Grace is the core's time between SIGTERM and SIGKILL when the tree
+	// is torn down. Zero means proc.DefaultGrace; negative means SIGKILL at
+	// once.
+	Grace time.Duration
+
+	// Linger is how long the agent may take to exit by itself after the
+	// end of its turn before its tree is stopped. The caller never waits
+	// for it: the Result is returned at the end of the turn. Zero means
+	// DefaultLinger; negative means stop at once.
+	Linger time.Duration
+
+	// InterruptGrace is how long a cancelled agent has, after SIGINT to its
+	// main process, to finish its current step and exit before the tree is
+	// torn down. Zero means DefaultInterruptGrace; negative means no SIGINT.
+	InterruptGrace time.Duration
+
+	// RequirePermissionMode, when set, is the permission mode the agent
+	// must report in its init line (such as "bypassPermissions"). If it
+	// reports another, or acts before reporting one, the turn fails at
+	// once with ErrorPermissionMode. Codex streams do not report one, so
+	// a Codex turn with this set fails the same way.
+	RequirePermissionMode string
+
+	// TranscriptPath, when set, names a file (created with mode 0600,
+	// truncated) that receives the agent's stream line by line, secrets
+	// redacted, up to MaxTranscript bytes.
+	TranscriptPath string
+
+	// MaxTranscript bounds the transcript. Zero means DefaultMaxTranscript.
+	MaxTranscript int64
+
+	// MaxLine bounds one stream line: a longer line is cut, read up to the
+	// cut (which keeps its type and leading fields), and counted in
+	// Result.LinesCut. Zero means DefaultMaxLine.
+	MaxLine int
+
+	// MaxEventRaw and MaxEventText bound the raw line and the text carried
+	// by each Event. Zero means the defaults; negative keeps none.
+	MaxEventRaw  int
+	MaxEventText int
+
+	// MaxOutput caps the stderr bytes kept (head and tail), as in
+	// proc.Spec. Zero means proc.DefaultMaxOutput.
+	MaxOutput int
+
+	// Containment overrides the containment tier; the default picks the
+	// strongest available.
+	Containment corral.Containment
+
+	// Limits caps the tree's processes and memory, as in proc.Spec.
+	Limits proc.Limits
+
+	// OnStart, if set, is called once, right after the agent is spawned and
+	// before Start returns, with the handle a service records to reclaim
+	// the tree after a crash.
+	OnStart func(proc.Handle)
+
+	// OnEvent, if set, is called with each event in stream order, from the
+	// goroutine reading the stream, up to and including the event that ends
+	// the turn and never after Wait has returned. It must return quickly
+	// (a slow callback stalls the stream) and must not call the Turn's
+	// methods that wait.
+	OnEvent func(Event)
+
+	// Label names the run where people read it, such as its cgroup.
+	Label string
+}
+
+func (s *Spec) validate() error {
+	if s == nil || len(s.Args) == 0 {
+		return errors.New("headless: spec has no agent command (Args is empty)")
+	}
+	if s.Args[0] == "" {
+		return errors.New("headless: agent command is empty")
+	}
+	switch s.Format {
+	case FormatAuto, FormatClaude, FormatCodex:
+	default:
+		return fmt.Errorf("headless: unknown stream format %q: want claude, codex or auto", s.Format)
+	}
+	for _, l := range s.ToolLimits {
+		if l.Tool == "" {
+			return errors.New("headless: a tool limit has no tool name")
+		}
+		if _, err := path.Match(l.Tool, ""); err != nil {
+			return fmt.Errorf("headless: tool limit %q: bad glob: %w", l.Tool, err)
+		}
+	}
+	if s.Format == FormatCodex && s.RequirePermissionMode != "" {
+		return errors.New("headless: codex streams do not report a permission mode: unset RequirePermissionMode or use the claude format")
+	}
+	return nil
+}
+
+func orDefault[T ~int | ~int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+func durDefault(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// toolLimit returns the stall limit of a tool, or 0 for none.
+func (s *Spec) toolLimit(name string) time.Duration {
+	for _, l := range s.ToolLimits {
+		if l.Tool == name {
+			return max(l.Timeout, 0)
+		}
+	}
+	for _, l := range s.ToolLimits {
+		if ok, _ := path.Match(l.Tool, name); ok {
+			return max(l.Timeout, 0)
+		}
+	}
+	if strings.HasPrefix(name, "mcp__") {
+		return durDefault(s.StallTimeout, DefaultStallTimeout)
+	}
+	return 0
+}
