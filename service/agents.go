@@ -1,0 +1,59 @@
+package service
+
+import (
+	"context"
+	"time"
+)
+
+// CreateAgent validates a, fills its defaults and records it.
+func (s *Service) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
+	if err := a.Normalize(); err != nil {
+		return nil, invalid("%v", err)
+	}
+	now := time.Now().UTC()
+	a.CreatedAt, a.UpdatedAt = now, now
+	if err := s.st.CreateAgent(ctx, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Agent returns the agent name.
+func (s *Service) Agent(ctx context.Context, name string) (*Agent, error) {
+	return s.st.GetAgent(ctx, name)
+}
+
+// Agents returns every agent, by name.
+func (s *Service) Agents(ctx context.Context) ([]*Agent, error) {
+	list, err := s.st.ListAgents(ctx)
+	if list == nil {
+		list = []*Agent{}
+	}
+	return list, err
+}
+
+// UpdateAgent replaces the configuration of the agent a.Name, keeping its
+// creation time. Raising its capacity starts queued executions at once;
+// lowering it lets running ones finish and admits no more until the count
+// is under the new capacity.
+func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
+	old, err := s.st.GetAgent(ctx, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Normalize(); err != nil {
+		return nil, invalid("%v", err)
+	}
+	a.CreatedAt = old.CreatedAt
+	a.UpdatedAt = time.Now().UTC()
+	if err := s.st.UpdateAgent(ctx, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// DeleteAgent deletes an agent and its schedules; its finished executions
+// are kept. It fails with ErrBusy while it has queued or running ones.
+func (s *Service) DeleteAgent(ctx context.Context, name string) error {
+	return s.st.DeleteAgent(ctx, name)
+}

@@ -1,0 +1,36 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/corralrun/corral/store"
+)
+
+// Errors of the service; test them with errors.Is.
+var (
+	ErrNotFound = store.ErrNotFound
+	ErrExists   = store.ErrExists
+	ErrConflict = store.ErrConflict
+	ErrBusy     = store.ErrBusy
+	// ErrInvalid means the request itself is wrong; the message says how.
+	ErrInvalid = errors.New("invalid request")
+	// ErrAtCapacity means a task was refused because its agent had no free
+	// slot (and no room in its backlog); see *RejectedError.
+	ErrAtCapacity = errors.New("agent at capacity")
+	// ErrClosed means the service is shutting down.
+	ErrClosed = errors.New("service closed")
+)
+
+// RejectedError is returned by Submit for a task refused at admission. The
+// rejected execution is recorded and held here.
+type RejectedError struct {
+	Execution *Execution
+}
+
+func (e *RejectedError) Error() string { return e.Execution.Error }
+func (e *RejectedError) Unwrap() error { return ErrAtCapacity }
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}

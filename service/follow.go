@@ -1,0 +1,80 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/corralrun/corral/service/internal/runlog"
+)
+
+// LogRecord is one record of an execution's log: Seq from 1, Stream
+// "stdout", "stderr", "event" (a headless stream line, as JSON text) or
+// "system".
+type LogRecord = runlog.Record
+
+// Follow replays the log of execution id from record after+1 to fn, as raw
+// JSON lines of LogRecord, then follows it live until the execution is
+// finished and its log fully sent, and returns the finished execution.
+// For a finished run it replays the stored log and returns at once; for
+// one that never started (rejected, or cancelled while queued) there is
+// nothing to replay. It returns early with ctx's error, or fn's.
+func (s *Service) Follow(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*Execution, error) {
+	e, err := s.st.GetExecution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var r *runlog.Reader
+	seq := 0
+	for {
+		changed := s.hub.Changed(id)
+		// Read the status before the log: a run's log is closed before
+		// its terminal state is written, so seeing the terminal state
+		// first means the read that follows gets everything.
+		e, err = s.st.GetExecution(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil && e.LogPath != "" {
+			r = runlog.NewReader(e.LogPath)
+		}
+		if r != nil {
+			recs, err := r.Next()
+			if err != nil {
+				return e, err
+			}
+			for _, raw := range recs {
+				seq++
+				if seq <= after {
+					continue
+				}
+				if n := recordSeq(raw); n > 0 {
+					seq = n
+				}
+				if err := fn(seq, raw); err != nil {
+					return e, err
+				}
+			}
+		}
+		if e.Status.Terminal() {
+			return e, nil
+		}
+		t := time.NewTimer(time.Second) // also catches runs of other workers
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return e, ctx.Err()
+		case <-changed:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func recordSeq(raw []byte) int {
+	var r struct {
+		Seq int `json:"seq"`
+	}
+	json.Unmarshal(raw, &r)
+	return r.Seq
+}

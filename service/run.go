@@ -1,0 +1,157 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/proc"
+	"github.com/corralrun/corral/service/internal/executor"
+	"github.com/corralrun/corral/service/internal/metrics"
+	"github.com/corralrun/corral/service/internal/redact"
+	"github.com/corralrun/corral/service/internal/runlog"
+	"github.com/corralrun/corral/store"
+)
+
+// runExecution is the job engine's work function: claim the execution,
+// run it, write its terminal state.
+func (s *Service) runExecution(ctx context.Context, id string) error {
+	e, err := s.st.Claim(ctx, id, s.id, time.Now().UTC())
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		s.hub.Notify(id)
+		return nil // a duplicate dispatch, or cancelled before it started
+	}
+	if err != nil {
+		return err // the engine retries the dispatch
+	}
+	s.hub.Notify(id)
+	run := &localRun{stop: make(chan struct{})}
+	s.mu.Lock()
+	s.runs[id] = run
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.runs, id)
+		s.mu.Unlock()
+	}()
+
+	a, err := s.st.GetAgent(ctx, e.Agent)
+	if err != nil {
+		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
+	}
+	logPath := filepath.Join(s.logDir, id+".jsonl")
+	lw, err := runlog.Create(logPath, id, s.hub, s.cfg.MaxLogBytes)
+	if err != nil {
+		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: err.Error()}, nil)
+	}
+	if err := s.st.SetRunInfo(ctx, id, s.id, &store.Execution{LogPath: logPath}); err != nil {
+		lw.Close()
+		return nil // cancelled or taken over meanwhile
+	}
+	red := redact.New(append(redact.SecretEnv(a.Env), s.cfg.Secrets...)...)
+	timeout := e.Timeout.D()
+	if timeout == 0 {
+		timeout = a.Timeout.D()
+	}
+	maxOut := a.MaxOutput
+	if maxOut == 0 {
+		maxOut = DefaultMaxOutput
+	}
+	job := &executor.Job{
+		Agent:     a,
+		Execution: e,
+		Env:       s.cfg.Env,
+		Timeout:   timeout,
+		Stop:      run.stop,
+		MaxOutput: maxOut,
+		OnStart: func(h proc.Handle) {
+			// Recorded before the run is waited on: from here on a
+			// crash of this worker leaves a tree recovery can kill.
+			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := s.st.SetRunInfo(rctx, id, s.id, &store.Execution{Handle: &h}); err != nil {
+				s.log.Warn("could not record the process handle", "execution", id, "err", err)
+			}
+			lw.Write("system", fmt.Appendf(nil, "started: pid %d, containment %s", h.Pid, h.Containment))
+		},
+		OnLine: func(stream string, line []byte) { lw.Write(stream, red.Bytes(line)) },
+		OnSalvage: func(session string) {
+			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s.st.SetRunInfo(rctx, id, s.id, &store.Execution{SessionID: session})
+		},
+	}
+	ex := s.execs[a.Kind]
+	if ex == nil {
+		lw.Close()
+		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, nil)
+	}
+	res, _ := ex.Run(ctx, job)
+	treeGone := time.Now()
+	lw.Write("system", fmt.Appendf(nil, "ended: %s", res.Status))
+	lw.Close()
+	o := &store.Outcome{
+		Status:          res.Status,
+		ErrorType:       res.ErrorType,
+		Error:           red.String(res.Error),
+		ExitCode:        res.ExitCode,
+		Signal:          res.Signal,
+		Result:          red.String(res.Result),
+		SessionID:       res.SessionID,
+		NumTurns:        res.NumTurns,
+		CostUSD:         res.CostUSD,
+		Usage:           res.Usage,
+		FinalizedBy:     res.FinalizedBy,
+		Stdout:          red.String(res.Stdout.Text()),
+		Stderr:          red.String(res.Stderr.Text()),
+		StdoutBytes:     res.Stdout.Bytes,
+		StderrBytes:     res.Stderr.Bytes,
+		OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
+		Containment:     res.Containment,
+		Killed:          res.Killed,
+		Duration:        res.Duration,
+	}
+	if res.Killed > 0 {
+		s.metrics.Add(mKilled, float64(res.Killed), nil)
+	}
+	return s.finish(e, o, &treeGone)
+}
+
+// finish writes the terminal state, retrying through database hiccups: a
+// run that ended must not stay running. treeGone, when known, is when
+// the run's process tree was gone, for the slot release latency.
+func (s *Service) finish(e *store.Execution, o *store.Outcome, treeGone *time.Time) error {
+	if o.FinishedAt.IsZero() {
+		o.FinishedAt = time.Now().UTC()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishRetryTimeout)
+	defer cancel()
+	var fe *store.Execution
+	var applied bool
+	var err error
+	for d := 10 * time.Millisecond; ; d = min(d*2, time.Second) {
+		fe, applied, err = s.st.Finish(ctx, e.ID, o)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		s.log.Warn("could not record the end of a run; retrying", "execution", e.ID, "err", err)
+		time.Sleep(d)
+	}
+	s.hub.Notify(e.ID)
+	if err != nil {
+		return fmt.Errorf("record end of execution %s: %w", e.ID, err)
+	}
+	if treeGone != nil {
+		s.metrics.Observe(mRelease, time.Since(*treeGone).Seconds(), nil)
+	}
+	if applied {
+		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", fe.Agent, "status", string(fe.Status)})
+		if fe.DurationMS > 0 {
+			s.metrics.Observe(mDuration, float64(fe.DurationMS)/1000, metrics.Labels{"agent", fe.Agent})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/corralrun/corral/service/internal/schedule"
+	"github.com/corralrun/corral/store"
+)
+
+// CreateSchedule validates sc (cron expression, time zone, input, missed
+// policy), computes its first fire time and records it. sc.ID is assigned.
+func (s *Service) CreateSchedule(ctx context.Context, sc *Schedule) (*Schedule, error) {
+	now := s.cfg.Now().UTC()
+	sc.ID = "sch_" + store.NewID(now)
+	sc.CreatedAt, sc.UpdatedAt = now, now
+	sc.LastFireAt, sc.LastExecution = nil, ""
+	if err := s.prepareSchedule(sc, now); err != nil {
+		return nil, err
+	}
+	if err := s.st.CreateSchedule(ctx, sc); err != nil {
+		return nil, err
+	}
+	s.wakeScheduler()
+	return sc, nil
+}
+
+func (s *Service) prepareSchedule(sc *Schedule, now time.Time) error {
+	spec, err := schedule.Parse(sc.Cron, sc.TimeZone)
+	if err != nil {
+		return invalid("%v", err)
+	}
+	if err := checkInput(sc.Input, sc.Timeout); err != nil {
+		return err
+	}
+	switch sc.Missed {
+	case "":
+		sc.Missed = store.MissedSkip
+	case store.MissedSkip, store.MissedRunOnce:
+	default:
+		return invalid("missed %q: want \"skip\" or \"run_once\"", sc.Missed)
+	}
+	sc.NextFireAt = nil
+	if sc.Enabled {
+		next := spec.Next(now)
+		sc.NextFireAt = &next
+	}
+	return nil
+}
+
+// Schedule returns the schedule id.
+func (s *Service) Schedule(ctx context.Context, id string) (*Schedule, error) {
+	return s.st.GetSchedule(ctx, id)
+}
+
+// Schedules returns the schedules of agent ("" for all).
+func (s *Service) Schedules(ctx context.Context, agent string) ([]*Schedule, error) {
+	return s.st.ListSchedules(ctx, agent)
+}
+
+// UpdateSchedule replaces a schedule's cron, time zone, input, timeout,
+// enabled flag and missed policy, and computes its next fire time from
+// now.
+func (s *Service) UpdateSchedule(ctx context.Context, sc *Schedule) (*Schedule, error) {
+	old, err := s.st.GetSchedule(ctx, sc.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now().UTC()
+	sc.Agent, sc.CreatedAt, sc.UpdatedAt = old.Agent, old.CreatedAt, now
+	sc.LastFireAt, sc.LastExecution = old.LastFireAt, old.LastExecution
+	if err := s.prepareSchedule(sc, now); err != nil {
+		return nil, err
+	}
+	if err := s.st.UpdateSchedule(ctx, sc); err != nil {
+		return nil, err
+	}
+	s.wakeScheduler()
+	return sc, nil
+}
+
+// DeleteSchedule deletes a schedule; its executions are kept.
+func (s *Service) DeleteSchedule(ctx context.Context, id string) error {
+	return s.st.DeleteSchedule(ctx, id)
+}
+
+// TriggerSchedule runs a schedule's task now (trigger "schedule"),
+// whether or not it is enabled, without moving its next fire time.
+func (s *Service) TriggerSchedule(ctx context.Context, id string) (*Execution, error) {
+	sc, err := s.st.GetSchedule(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID})
+}
+
+func (s *Service) wakeScheduler() {
+	select {
+	case s.wakeSch <- struct{}{}:
+	default:
+	}
+}
+
+// scheduleLoop fires due schedules. Every worker runs it; the database's
+// compare-and-set on each schedule's next fire time lets exactly one
+// worker take each fire.
+func (s *Service) scheduleLoop(ctx context.Context) {
+	defer s.loops.Done()
+	for {
+		wait := time.Second
+		if next, ok, err := s.st.NextFire(ctx); err == nil && ok {
+			wait = min(wait, max(next.Sub(s.cfg.Now()), 0))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.wakeSch:
+		case <-t.C:
+		}
+		t.Stop()
+		s.fireDue(ctx)
+	}
+}
+
+func (s *Service) fireDue(ctx context.Context) {
+	now := s.cfg.Now().UTC()
+	due, err := s.st.DueSchedules(ctx, now)
+	if err != nil {
+		return
+	}
+	for _, sc := range due {
+		spec, err := schedule.Parse(sc.Cron, sc.TimeZone)
+		if err != nil {
+			s.log.Warn("schedule has become invalid; disabling it", "schedule", sc.ID, "err", err)
+			sc.Enabled = false
+			s.st.UpdateSchedule(ctx, sc)
+			continue
+		}
+		fire, next := schedule.Decide(spec, *sc.NextFireAt, now, sc.Missed == store.MissedRunOnce)
+		var sub *store.Submission
+		if fire {
+			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID}
+		}
+		adm, err := s.st.FireSchedule(ctx, sc.ID, *sc.NextFireAt, next, sub)
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			continue // another worker took this fire
+		case err != nil:
+			s.log.Warn("schedule fire failed", "schedule", sc.ID, "err", err)
+			continue
+		}
+		if adm != nil {
+			s.metrics.Add(mScheduleFires, 1, nil)
+			if adm.Execution.Status == "rejected" {
+				s.metrics.Add(mRejected, 1, nil)
+			}
+		}
+	}
+}
