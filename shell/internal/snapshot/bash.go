@@ -1,0 +1,171 @@
+// Package snapshot runs each command of a persistent bash session in a
+// fresh bash that first restores the session's state and, however the
+// command ends short of SIGKILL or exec, saves the new state to files named
+// for the call. The state is the working directory, every variable (exported
+// ones through the environment, the rest as declare statements), functions
+// (with their export flag), aliases, the umask, shopt options and set -o
+// options.
+//
+// Nothing here forks: the wrapper uses bash builtins only, so a step costs
+// one bash start-up and a few small file writes.
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Mode says what a step does with the state.
+type Mode string
+
+const (
+	// Init starts a session: no state to restore, aliases expanded.
+	Init Mode = "init"
+	// Step restores the state, runs the command and saves the new state.
+	Step Mode = "step"
+	// Job restores the state and runs the command without saving: a
+	// background job never changes its session.
+	Job Mode = "job"
+)
+
+// maxArg is the longest command passed as an argument; longer ones go
+// through a file (Linux caps one argument at 128 KiB).
+const maxArg = 96 << 10
+
+// complete ends an env file whose step saved everything.
+const complete = "corral-snapshot-complete"
+
+// script is the -c program of a step: it evaluates the wrapper, then the
+// command, on line 1, so that bash reports the command's errors with the
+// command's own line numbers.
+const script = `builtin eval "$1"; builtin eval "$__corral_pre$__corral_cmd"`
+
+// wrapper prepares a step. Arguments: $1 the wrapper itself, $2 the session
+// directory, $3 this call's id, $4 the previous state's prefix (empty for
+// none), $5 the mode, $6 "arg" or "file", $7 the command or the file
+// holding it.
+const wrapper = `__corral_d=$2 __corral_id=$3 __corral_prev=$4 __corral_mode=$5
+if [[ $6 == file ]]; then __corral_cmd=$(<"$7"); else __corral_cmd=$7; fi
+builtin shift 7
+__corral_pre= __corral_saved=
+__corral_save() {
+	[[ -n $__corral_saved || $__corral_mode == job ]] && return
+	__corral_saved=1
+	local __corral_f=$__corral_d/$__corral_id __corral_n __corral_a __corral_l __corral_pre=
+	local -a __corral_names __corral_fx __corral_fn __corral_opts
+	builtin set +o >"$__corral_f.o"
+	builtin set +euvx +o pipefail
+	builtin mapfile -t __corral_opts <"$__corral_f.o"
+	{
+		builtin compgen -v >"$__corral_f.n"
+		builtin mapfile -t __corral_names <"$__corral_f.n"
+		for __corral_n in "${__corral_names[@]}"; do
+			case $__corral_n in
+			BASH|BASH_*|BASHOPTS|BASHPID|COLUMNS|COMP_*|DIRSTACK|EPOCHREALTIME|EPOCHSECONDS|EUID|FUNCNAME|GROUPS|HISTCMD|HOSTNAME|HOSTTYPE|LINENO|LINES|MACHTYPE|OPTARG|OPTERR|OPTIND|OSTYPE|PIPESTATUS|PPID|PWD|RANDOM|SECONDS|SHELLOPTS|SHLVL|SRANDOM|UID|_|__corral_*) continue ;;
+			esac
+			__corral_a=${!__corral_n@a}
+			[[ $__corral_a == x ]] && continue
+			builtin declare -p "$__corral_n" 2>/dev/null
+		done
+		builtin declare -F >"$__corral_f.n"
+		builtin mapfile -t __corral_names <"$__corral_f.n"
+		for __corral_l in "${__corral_names[@]}"; do
+			__corral_n=${__corral_l##* }
+			[[ $__corral_n == __corral_* ]] && continue
+			__corral_fn+=("$__corral_n")
+			[[ $__corral_l == "declare -fx "* ]] && __corral_fx+=("$__corral_n")
+		done
+		((${#__corral_fn[@]})) && builtin declare -f -- "${__corral_fn[@]}"
+		((${#__corral_fx[@]})) && builtin printf 'builtin export -f -- %q\n' "${__corral_fx[@]}"
+		builtin alias -p
+		builtin umask -p
+		builtin shopt -p
+		for __corral_l in "${__corral_opts[@]}"; do
+			case $__corral_l in
+			"set -o xtrace") __corral_pre+=$'builtin set -x\n' ;;
+			"set -o verbose") __corral_pre+=$'builtin set -v\n' ;;
+			*xtrace|*verbose) ;;
+			*) builtin printf '%s\n' "$__corral_l" ;;
+			esac
+		done
+		builtin printf '__corral_pre=%q\n' "$__corral_pre"
+	} >"$__corral_f.sh" 2>/dev/null
+	builtin compgen -e >"$__corral_f.n"
+	builtin mapfile -t __corral_names <"$__corral_f.n"
+	{
+		builtin printf '%s\0' "$PWD"
+		for __corral_n in "${__corral_names[@]}"; do
+			case $__corral_n in SHLVL|_|PWD|__corral_*) continue ;; esac
+			builtin printf '%s=%s\0' "$__corral_n" "${!__corral_n}"
+		done
+		builtin printf '%s\0' ` + complete + `
+	} >"$__corral_f.env"
+}
+builtin trap '{ __corral_save; } 2>/dev/null' EXIT
+builtin trap '{ __corral_save; } 2>/dev/null; builtin exit 143' TERM
+if [[ $__corral_mode == init ]]; then
+	builtin shopt -s expand_aliases
+elif [[ -n $__corral_prev ]]; then
+	builtin . "$__corral_prev.sh" 2>/dev/null
+fi
+builtin unset __corral_prev
+`
+
+// Args returns the bash arguments (after the program name) of one step.
+// dir is the session directory, id names this call's state files, prev is
+// the prefix of the state to restore (empty for none).
+func Args(dir, id, prev string, mode Mode, command string) ([]string, error) {
+	how := "arg"
+	if len(command) > maxArg || strings.IndexByte(command, 0) >= 0 {
+		if strings.IndexByte(command, 0) >= 0 {
+			return nil, errors.New("command contains a NUL byte, which no shell can run: remove it")
+		}
+		f := filepath.Join(dir, id+".cmd")
+		if err := os.WriteFile(f, []byte(command), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the command to the session directory: %w", err)
+		}
+		how, command = "file", f
+	}
+	return []string{"-c", script, "bash", wrapper, dir, id, prev, string(mode), how, command}, nil
+}
+
+// State is a saved snapshot: the working directory, the exported
+// environment, and the prefix of the files holding the rest.
+type State struct {
+	Dir    string
+	Env    []string
+	Prefix string
+}
+
+// Load reads the state a step saved under dir with id. It reports false
+// when the step did not save a complete state (it was killed, exec'd
+// another program, or replaced the EXIT trap and exited).
+func Load(dir, id string) (State, bool) {
+	prefix := filepath.Join(dir, id)
+	b, err := os.ReadFile(prefix + ".env")
+	if err != nil {
+		return State{}, false
+	}
+	fields := bytes.Split(b, []byte{0})
+	// A complete file ends "...\0corral-snapshot-complete\0": the split
+	// leaves an empty last field after the marker.
+	if len(fields) < 3 || len(fields[len(fields)-1]) != 0 || string(fields[len(fields)-2]) != complete {
+		return State{}, false
+	}
+	st := State{Dir: string(fields[0]), Prefix: prefix}
+	for _, f := range fields[1 : len(fields)-2] {
+		st.Env = append(st.Env, string(f))
+	}
+	return st, true
+}
+
+// Remove deletes the files of the step id, saved or partial.
+func Remove(dir, id string) {
+	for _, ext := range []string{".env", ".sh", ".o", ".n", ".cmd"} {
+		os.Remove(filepath.Join(dir, id+ext))
+	}
+}

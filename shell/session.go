@@ -1,0 +1,262 @@
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/shell/internal/snapshot"
+)
+
+// Session is a persistent shell session: the working directory, the
+// environment, other shell variables, functions, aliases, the umask and
+// shell options carry over from one command to the next. Each command runs
+// in a fresh bash under the supervision core, which restores the state
+// first and saves it when the command ends (see the package documentation).
+//
+// Commands of one session run one at a time, in the order they arrive; Run
+// waits for the previous command to finish. Background jobs run alongside.
+// A session's methods are safe for concurrent use.
+type Session struct {
+	tool *Tool
+	id   string
+	dir  string // holds the state files
+
+	run   sync.Mutex // one command at a time
+	mu    sync.Mutex // guards the fields below
+	state snapshot.State
+	seq   int
+	jobs  jobTable
+	done  bool
+}
+
+// NewSession starts a persistent session in the Tool's directory and
+// environment. It runs one short command to capture the initial state. Close
+// it when done: that ends its background jobs and removes its state.
+func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	if t.isClosed() {
+		return nil, ErrClosed
+	}
+	if t.family != famBash {
+		return nil, fmt.Errorf("%w; %s is a %s shell: use one-shot runs with it, or set Tool.Shell to bash", ErrNoSession, t.shell, t.family)
+	}
+	dir, err := os.MkdirTemp("", "corral-session-")
+	if err != nil {
+		return nil, fmt.Errorf("shell: creating the session's state directory: %w", err)
+	}
+	var raw [4]byte
+	rand.Read(raw[:])
+	s := &Session{tool: t, id: "s" + hex.EncodeToString(raw[:]), dir: dir}
+	s.jobs.max = t.MaxJobs
+	cwd := t.Dir
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("shell: %w", err)
+		}
+	}
+	args, err := snapshot.Args(dir, "c0", "", snapshot.Init, ":")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	r := &runSpec{args: args, dir: cwd, envMode: t.EnvMode, envAllow: t.EnvAllow,
+		env: append(append([]string(nil), t.Env...), "PWD="+cwd), timeout: t.timeout(0)}
+	res, err := t.execute(ctx, r)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	st, ok := snapshot.Load(dir, "c0")
+	if !ok {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("shell: the session's first shell did not save its state (%s; stderr: %q): check that %s is bash 4.4 or newer", res.Status(), res.Stderr, t.shell)
+	}
+	s.state = st
+	t.audit(AuditRecord{Event: "session_open", Session: s.id, Dir: st.Dir}, nil)
+	return s, nil
+}
+
+// ID returns the session's id, as used in audit records.
+func (s *Session) ID() string { return s.id }
+
+// Cwd returns the session's working directory.
+func (s *Session) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Dir
+}
+
+// Env returns the session's exported environment.
+func (s *Session) Env() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.state.Env...)
+}
+
+// Run runs req.Command in the session and returns its result. The command
+// sees the state the previous commands left; the state it leaves is kept
+// when its shell gets to save it, which is always except after SIGKILL (a
+// timeout whose SIGTERM was ignored, a kill -9), a crash of the shell, or
+// exec of another program: then Result.SessionRestarted is set and the
+// session goes on from the state before. A denied command does not run and
+// changes nothing. Processes the command left in the background are killed
+// when it ends; start long-running ones with Start.
+func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s.seq++
+	id := "c" + strconv.Itoa(s.seq)
+	prev := s.state
+	s.mu.Unlock()
+
+	t := s.tool
+	dir, note := s.workdir(prev, req.Dir)
+	if res := t.check(ctx, req.Command, dir, s.id, "run"); res != nil {
+		res.Cwd = prev.Dir
+		return res, nil
+	}
+	args, err := snapshot.Args(s.dir, id, prev.Prefix, snapshot.Step, req.Command)
+	if err != nil {
+		return nil, fmt.Errorf("shell: %w", err)
+	}
+	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(prev.Env, dir), req: req, timeout: t.timeout(req.Timeout)}
+	res, err := t.execute(ctx, r)
+	if err != nil {
+		snapshot.Remove(s.dir, id)
+		t.audit(AuditRecord{Event: "error", Session: s.id, Command: req.Command, Dir: dir, Error: err.Error()}, prev.Env)
+		return nil, err
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	next, saved := snapshot.Load(s.dir, id)
+	s.mu.Lock()
+	switch {
+	case !saved:
+		res.SessionRestarted = true
+		snapshot.Remove(s.dir, id)
+	default:
+		if req.Dir != "" || t.Reanchor {
+			next.Dir = prev.Dir
+		}
+		s.state = next
+		s.removeOld(prev.Prefix)
+	}
+	res.Cwd = s.state.Dir
+	env := s.state.Env
+	s.mu.Unlock()
+	if res.Killed > 0 && !res.TimedOut && !res.Cancelled {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d process(es) the command left running (such as a job started with &) were killed when it ended; start long-running processes as background jobs", res.Killed))
+	}
+	t.auditEnd("run", s.id, req.Command, dir, res, env)
+	return res, nil
+}
+
+// workdir decides where a command runs: req, the Tool's directory when
+// re-anchoring, or the session's; a session directory that was removed
+// falls back to the Tool's (or the supervisor's) with a note.
+func (s *Session) workdir(st snapshot.State, req string) (string, string) {
+	if req != "" {
+		return req, ""
+	}
+	dir := st.Dir
+	if s.tool.Reanchor && s.tool.Dir != "" {
+		dir = s.tool.Dir
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir, ""
+	}
+	fallback := s.tool.Dir
+	if fallback == "" {
+		fallback, _ = os.Getwd()
+	}
+	return fallback, fmt.Sprintf("the session's directory %s no longer exists; the command ran in %s", dir, fallback)
+}
+
+func withPWD(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	out = append(out, env...)
+	return append(out, "PWD="+dir)
+}
+
+// removeOld deletes the files of a state that has been replaced.
+func (s *Session) removeOld(prefix string) {
+	if prefix == "" {
+		return
+	}
+	for _, ext := range []string{".env", ".sh", ".o", ".n", ".cmd"} {
+		os.Remove(prefix + ext)
+	}
+}
+
+// Reset ends the session's background jobs and starts its state afresh
+// from the Tool's directory and environment, as a new session would.
+func (s *Session) Reset(ctx context.Context) error {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.jobs.closeAll()
+	defer s.jobs.reopen()
+	fresh, err := s.tool.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		fresh.Close()
+		return ErrClosed
+	}
+	// Adopt the fresh state files into our directory.
+	s.seq++
+	id := "c" + strconv.Itoa(s.seq)
+	for _, ext := range []string{".env", ".sh"} {
+		if err := os.Rename(fresh.state.Prefix+ext, s.dir+"/"+id+ext); err != nil {
+			fresh.Close()
+			return fmt.Errorf("shell: resetting the session: %w", err)
+		}
+	}
+	s.removeOld(s.state.Prefix)
+	s.state = fresh.state
+	s.state.Prefix = s.dir + "/" + id
+	fresh.closeQuiet()
+	s.tool.audit(AuditRecord{Event: "session_reset", Session: s.id, Dir: s.state.Dir}, nil)
+	return nil
+}
+
+// Close ends the session's background jobs, waiting for their process
+// trees to be gone, and removes its state. A command still running is
+// not waited for; its own timeout and context bound it. Close is
+// idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil
+	}
+	s.done = true
+	s.mu.Unlock()
+	s.jobs.closeAll()
+	s.tool.audit(AuditRecord{Event: "session_close", Session: s.id}, nil)
+	return os.RemoveAll(s.dir)
+}
+
+func (s *Session) closeQuiet() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	os.RemoveAll(s.dir)
+}
