@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -37,7 +36,7 @@ type tree interface {
 	members() []procKey // live processes of the tree, main included while alive
 	signal(sig unix.Signal) []procKey
 	kill() []procKey
-	claim(st procfs.Stat) bool // for the reaper: is this orphan ours?
+	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
 	cgroupPath() string
 }
@@ -77,12 +76,10 @@ func spawn(a *spawnAttr) (child, error) {
 		}
 	}
 	fds := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd()}
-	mainsMu.Lock() // a subreaper run must not claim a main before it is known
-	pid, _, err := syscall.StartProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})
-	if err == nil {
-		mains[pid] = struct{}{}
-	}
-	mainsMu.Unlock()
+	pid, err := reaper.StartOwned(func() (int, error) {
+		pid, _, err := syscall.StartProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})
+		return pid, err
+	})
 	if err != nil {
 		if leaf != nil {
 			leaf.Close()
@@ -189,20 +186,6 @@ func applyLimits(root *cgroup.Root, leaf *cgroup.Leaf, l Limits) string {
 	return note
 }
 
-// mains holds the pids of main processes of live runs; the reaper must
-// never take them, since their runs collect their status.
-var (
-	mainsMu sync.Mutex
-	mains   = map[int]struct{}{}
-)
-
-func isMain(pid int) bool {
-	mainsMu.Lock()
-	defer mainsMu.Unlock()
-	_, ok := mains[pid]
-	return ok
-}
-
 // waitExit closes c.exit when the main process has exited, without reaping
 // it, parked in the poller on the pidfd.
 func (c *linuxChild) waitExit() {
@@ -286,6 +269,15 @@ func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
 func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
 
 func (c *linuxChild) alive() int {
+	select {
+	case <-c.exit:
+		if c.tier == corral.ContainmentSubreaper && !reaper.HasUnownedChildren() {
+			// Everything left of the tree would hang below a child of
+			// ours; there is none, so nothing is left. No /proc scan.
+			return 0
+		}
+	default:
+	}
 	n := 0
 	for _, m := range c.tree.members() {
 		if m.pid == c.pid {
@@ -311,9 +303,7 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 			break
 		}
 	}
-	mainsMu.Lock()
-	delete(mains, c.pid)
-	mainsMu.Unlock()
+	reaper.Disown(c.pid)
 	if err == nil {
 		st.exited = true
 		switch {

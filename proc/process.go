@@ -221,16 +221,13 @@ func (p *Process) supervise(in *stdinCopier) {
 		p.afterExit(timeout)
 	case <-timeout:
 		p.res.TimedOut = true
-		p.escalate()
-		p.drain(p.spec.drain())
+		p.drain(p.escalate())
 	case <-p.ctx.Done():
 		p.res.Cancelled = true
-		p.escalate()
-		p.drain(p.spec.drain())
+		p.drain(p.escalate())
 	case <-p.stopCh:
 		p.res.Cancelled = true
-		p.escalate()
-		p.drain(p.spec.drain())
+		p.drain(p.escalate())
 	}
 	in.abandon()
 	p.finish()
@@ -238,18 +235,21 @@ func (p *Process) supervise(in *stdinCopier) {
 
 // afterExit handles the leftovers of a main process that exited by itself.
 func (p *Process) afterExit(timeout <-chan time.Time) {
+	drainEnd := time.Now().Add(p.spec.drain())
 	switch p.spec.Leftovers {
 	case corral.LeftoversWait:
 		if !p.waitLeftovers(timeout) {
-			p.escalate()
+			p.drain(p.escalate())
+			return
 		}
-		p.drain(p.spec.drain())
+		p.drain(time.Now().Add(p.spec.drain()))
 	case corral.LeftoversDetach:
-		p.drain(p.spec.drain())
+		p.drain(drainEnd)
 		p.res.Detached = p.child.alive()
 	default:
-		p.drain(p.spec.drain())
+		p.drain(drainEnd)
 		if p.child.alive() > 0 {
+			// The pipes are closed by now; the kill needs no second drain.
 			p.escalate()
 		}
 	}
@@ -278,8 +278,11 @@ func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
 }
 
 // escalate ends the tree: the stop signal (with SIGCONT), up to the grace
-// period for everything to exit, then SIGKILL and a bounded confirmation.
-func (p *Process) escalate() {
+// period for everything to exit, then SIGKILL. It returns the deadline for
+// the output drain that follows: Drain from when the tree was gone, or,
+// after SIGKILL, Drain from the kill, during which the tree's death is
+// confirmed too (a loaded machine takes a while to run the exits).
+func (p *Process) escalate() time.Time {
 	if g := p.spec.grace(); g > 0 {
 		sig := p.spec.StopSignal
 		if sig == 0 {
@@ -287,16 +290,18 @@ func (p *Process) escalate() {
 		}
 		p.addKilled(p.child.signalTree(sig))
 		if p.waitGone(time.Now().Add(g)) {
-			return
+			return time.Now().Add(p.spec.drain())
 		}
 	}
 	p.addKilled(p.child.killTree())
-	if !p.waitGone(time.Now().Add(killConfirm)) {
+	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
+	if !p.waitGone(deadline) {
 		p.res.Survivors = p.child.alive()
 		if !p.mainExited() {
 			p.res.Survivors++
 		}
 	}
+	return deadline
 }
 
 // waitGone polls until the main process has exited and no other process of
@@ -338,10 +343,9 @@ func (p *Process) addKilled(keys []procKey) {
 	}
 }
 
-// drain lets the readers take what is left in the pipes for at most d, then
-// stops them. Pipes whose writers are all gone end sooner, at EOF.
-func (p *Process) drain(d time.Duration) {
-	deadline := time.Now().Add(d)
+// drain lets the readers take what is left in the pipes until deadline,
+// then stops them. Pipes whose writers are all gone end sooner, at EOF.
+func (p *Process) drain(deadline time.Time) {
 	for _, s := range p.streams {
 		s.r.SetReadDeadline(deadline)
 	}

@@ -28,28 +28,52 @@ func reclaim(ctx context.Context, h Handle) (int, error) {
 	if st, err := procfs.ReadStat(h.Pid); err == nil && st.Start != h.StartTicks {
 		return 0, nil // pid recycled: the old session has no leader; leave it
 	}
-	killed := 0
+	killed := map[procKey]bool{}
 	for round := 0; round < 10; round++ {
 		all, err := procfs.Scan()
 		if err != nil {
-			return killed, err
+			return len(killed), err
 		}
 		n := 0
 		for _, st := range runMembers(all, h) {
+			k := procKey{pid: st.Pid, start: st.Start}
 			if !st.Zombie() && procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+				killed[k] = true
 				n++
 			}
 		}
-		killed += n
 		if n == 0 {
 			break
 		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			return killed, err
+			return len(killed), err
 		}
 	}
-	reaper.Reap(func(st procfs.Stat) bool { return st.Sid == h.Pid && st.Start >= h.StartTicks })
-	return killed, nil
+	// Reap the victims that came to us as orphans, once they are dead.
+	victim := func(z *reaper.Zombie) bool { return killed[procKey{pid: z.Pid, start: z.Start}] }
+	defer reaper.Reap(victim)
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		reaper.Reap(victim)
+		if !anyAlive(killed) {
+			break
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return len(killed), err
+		}
+	}
+	return len(killed), nil
+}
+
+// anyAlive reports whether a process of set still exists and is not a
+// zombie.
+func anyAlive(set map[procKey]bool) bool {
+	for k := range set {
+		if st, err := procfs.ReadStat(k.pid); err == nil && st.Start == k.start && !st.Zombie() {
+			return true
+		}
+	}
+	return false
 }
 
 func reclaimCgroup(ctx context.Context, path string) (int, error) {
@@ -70,7 +94,7 @@ func reclaimCgroup(ctx context.Context, path string) (int, error) {
 		deadline = d
 	}
 	leaf.WaitEmpty(deadline)
-	reaper.Reap(func(st procfs.Stat) bool { return leaf.Contains(st.Pid) })
+	reaper.Reap(func(z *reaper.Zombie) bool { return z.Cgroup() == leaf.Rel() })
 	return len(pids), leaf.Close()
 }
 

@@ -5,9 +5,16 @@ import (
 	"syscall"
 )
 
+// signalNames holds the signals the syscall package defines on Windows,
+// with their Unix numbers. Windows has no signals: corral sends SIGINT and
+// SIGTERM to a tree as CTRL_BREAK_EVENT and ends a process for any other
+// by terminating it with exit code 128+number.
 var signalNames = map[syscall.Signal]string{
 	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
+	syscall.SIGTERM: "SIGTERM",
 }
 
 // SignalName returns the conventional name of sig, such as "SIGKILL".

@@ -98,7 +98,7 @@ func spawn(a *spawnAttr) (child, error) {
 		flags |= windows.CREATE_NO_WINDOW
 	}
 	var pi windows.ProcessInformation
-	err = windows.CreateProcess(app, &cmdline[0], nil, nil, len(inherit) > 0, flags,
+	err = windows.CreateProcess(&app[0], &cmdline[0], nil, nil, len(inherit) > 0, flags,
 		&env[0], dir, &si.StartupInfo, &pi)
 	runtime.KeepAlive(inherit)
 	runtime.KeepAlive(si)

@@ -3,11 +3,13 @@ package proc
 import (
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
 )
 
 // cgroupTree holds a run in a cgroup v2 leaf of its own. Membership is the
@@ -47,8 +49,8 @@ func (t *cgroupTree) kill() []procKey {
 	return keys
 }
 
-func (t *cgroupTree) claim(st procfs.Stat) bool {
-	return st.Pid != t.main && t.leaf.Contains(st.Pid)
+func (t *cgroupTree) claim(z *reaper.Zombie) bool {
+	return z.Pid != t.main && z.Cgroup() == t.leaf.Rel()
 }
 
 func (t *cgroupTree) release(detach bool) func() bool {
@@ -78,7 +80,7 @@ type pgroupTree struct {
 }
 
 func (t *pgroupTree) members() []procKey {
-	all, _ := procfs.Scan()
+	all, _ := procfs.ScanSince(time.Now())
 	var out []procKey
 	for _, st := range all {
 		if st.Pgid == t.pgid && !st.Zombie() {
@@ -96,7 +98,7 @@ func (t *pgroupTree) signal(sig unix.Signal) []procKey {
 
 func (t *pgroupTree) kill() []procKey { return t.signal(unix.SIGKILL) }
 
-func (t *pgroupTree) claim(st procfs.Stat) bool { return st.Pgid == t.pgid && st.Pid != t.main }
+func (t *pgroupTree) claim(z *reaper.Zombie) bool { return z.Pgid == t.pgid && z.Pid != t.main }
 
 func (t *pgroupTree) release(bool) func() bool { return nil }
 
@@ -157,12 +159,12 @@ func (t *reapTree) belongs(st procfs.Stat, byPid map[int]procfs.Stat, self int, 
 			return true
 		}
 	}
-	return sole && st.PPid == self && st.Start >= t.start && !isMain(st.Pid)
+	return sole && st.PPid == self && st.Start >= t.start && !reaper.Owned(st.Pid)
 }
 
 // scan returns the live members of the tree, learning new ones.
 func (t *reapTree) scan() []procfs.Stat {
-	all, _ := procfs.Scan()
+	all, _ := procfs.ScanSince(time.Now())
 	byPid := make(map[int]procfs.Stat, len(all))
 	for _, st := range all {
 		byPid[st.Pid] = st
@@ -250,14 +252,14 @@ func (t *reapTree) kill() []procKey {
 	return out
 }
 
-func (t *reapTree) claim(st procfs.Stat) bool {
-	if st.Pid == t.main {
+func (t *reapTree) claim(z *reaper.Zombie) bool {
+	if z.Pid == t.main {
 		return false
 	}
 	sole := soleReapRun(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.belongs(st, nil, os.Getpid(), sole)
+	return t.belongs(z.Stat, nil, os.Getpid(), sole)
 }
 
 func (t *reapTree) release(detach bool) func() bool {

@@ -421,3 +421,7 @@ func (l *Leaf) Contains(pid int) bool {
 	cg, err := procfs.Cgroup2(pid)
 	return err == nil && cg == l.rel
 }
+
+// Rel returns the leaf's path inside the hierarchy, as /proc/PID/cgroup
+// shows it.
+func (l *Leaf) Rel() string { return l.rel }

@@ -10,9 +10,9 @@ package reaper
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -21,9 +21,25 @@ import (
 	"github.com/corralrun/corral/internal/procfs"
 )
 
-// A Claim reports whether a process that is now a child of this process
-// belongs to a run (and may be signalled and reaped on its behalf).
-type Claim func(procfs.Stat) bool
+// A Claim reports whether a zombie child of this process belongs to a run
+// (and may be reaped on its behalf).
+type Claim func(*Zombie) bool
+
+// Zombie is a zombie child of this process, offered to the claims.
+type Zombie struct {
+	procfs.Stat
+	cgroup  string
+	cgroupd bool
+}
+
+// Cgroup returns the cgroup v2 path the zombie exited in, read once.
+func (z *Zombie) Cgroup() string {
+	if !z.cgroupd {
+		z.cgroup, _ = procfs.Cgroup2(z.Pid)
+		z.cgroupd = true
+	}
+	return z.cgroup
+}
 
 type entry struct {
 	claim    Claim
@@ -34,7 +50,10 @@ var (
 	enableOnce sync.Once
 	enableErr  error
 
+	spawnMu sync.RWMutex // held while a child starts; reaping passes share it
+
 	mu      sync.Mutex
+	owned   = map[int]struct{}{}
 	claims  = map[int]entry{}
 	nextID  int
 	running bool
@@ -49,6 +68,42 @@ func Enable() error {
 		enableErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	})
 	return enableErr
+}
+
+// StartOwned runs start, which starts a child and returns its pid, and marks
+// that child with Own before any reaping pass can see it: a child that
+// exits at once is never mistaken for an orphan.
+func StartOwned(start func() (int, error)) (int, error) {
+	spawnMu.Lock()
+	defer spawnMu.Unlock()
+	pid, err := start()
+	if err == nil {
+		Own(pid)
+	}
+	return pid, err
+}
+
+// Own marks pid as a child whose owner reaps it itself (the main process of
+// a run). The reaper never takes an owned child, whatever the claims say.
+func Own(pid int) {
+	mu.Lock()
+	owned[pid] = struct{}{}
+	mu.Unlock()
+}
+
+// Disown undoes Own, once the owner has reaped pid.
+func Disown(pid int) {
+	mu.Lock()
+	delete(owned, pid)
+	mu.Unlock()
+}
+
+// Owned reports whether pid was marked with Own.
+func Owned(pid int) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	_, ok := owned[pid]
+	return ok
 }
 
 // Register adds a claim and returns the function that removes it. While at
@@ -132,76 +187,117 @@ func loop(stop, done chan struct{}) {
 }
 
 // Reap reaps every zombie child of this process that extra or a registered
-// claim recognises, and returns how many it reaped.
+// claim recognises, and returns how many it reaped. Children marked with Own
+// are skipped before anything is read about them, so a supervisor with a
+// thousand runs in flight pays for its orphans only.
 func Reap(extra Claim) int {
+	spawnMu.RLock()
+	defer spawnMu.RUnlock()
 	n := 0
-	for _, st := range Children() {
-		if !st.Zombie() {
+	for _, pid := range ChildPids() {
+		if Owned(pid) {
 			continue
 		}
-		if !claimed(st, extra) {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || !st.Zombie() || st.PPid != os.Getpid() {
+			continue
+		}
+		z := &Zombie{Stat: st}
+		if !claimed(z, extra) {
 			continue
 		}
 		var ws unix.WaitStatus
-		if pid, err := unix.Wait4(st.Pid, &ws, unix.WNOHANG, nil); err == nil && pid == st.Pid {
+		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
 			n++
 		}
 	}
 	return n
 }
 
-func claimed(st procfs.Stat, extra Claim) bool {
-	if extra != nil && extra(st) {
+func claimed(z *Zombie, extra Claim) bool {
+	if extra != nil && extra(z) {
 		return true
 	}
 	mu.Lock()
-	defer mu.Unlock()
+	list := make([]Claim, 0, len(claims))
 	for _, e := range claims {
-		if e.claim(st) {
+		list = append(list, e.claim)
+	}
+	mu.Unlock()
+	for _, c := range list {
+		if c(z) {
 			return true
 		}
 	}
 	return false
 }
 
-// Children returns the stat of every child of this process, live or
-// zombie. It reads /proc/self/task/*/children where the kernel offers it and
-// falls back to scanning /proc.
-func Children() []procfs.Stat {
-	self := os.Getpid()
-	tasks, err := filepath.Glob("/proc/self/task/*/children")
-	if err == nil && len(tasks) > 0 {
-		var out []procfs.Stat
-		ok := true
-		for _, t := range tasks {
-			b, err := os.ReadFile(t)
-			if err != nil {
-				if os.IsNotExist(err) {
-					continue // thread exited
-				}
-				ok = false
-				break
-			}
-			for _, f := range bytes.Fields(b) {
-				pid, err := strconv.Atoi(string(f))
-				if err != nil {
-					continue
-				}
-				if st, err := procfs.ReadStat(pid); err == nil && st.PPid == self {
-					out = append(out, st)
-				}
-			}
-		}
-		if ok {
-			return out
-		}
+// ChildPids returns the pids of the children of this process, live or
+// zombie. It reads /proc/self/task/*/children (one list per thread: a child
+// is listed under the thread that forked it, and an orphan under the thread
+// its tree descends from) where the kernel offers it, and falls back to
+// scanning /proc.
+func ChildPids() []int {
+	if pids, err := childPidsFast(); err == nil {
+		return pids
 	}
 	all, _ := procfs.Scan()
-	var out []procfs.Stat
+	self := os.Getpid()
+	var out []int
 	for _, st := range all {
 		if st.PPid == self {
-			out = append(out, st)
+			out = append(out, st.Pid)
 		}
 	}
 	return out
+}
+
+func childPidsFast() ([]int, error) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	var buf [4096]byte
+	for _, tid := range tids {
+		f, err := os.Open("/proc/self/task/" + tid + "/children")
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // the thread exited
+			}
+			return nil, err
+		}
+		n, err := f.Read(buf[:])
+		f.Close()
+		if n == len(buf) {
+			// Too many to read in one go: let the caller scan instead.
+			return nil, errors.New("children list too long")
+		}
+		for _, fl := range bytes.Fields(buf[:n]) {
+			if pid, err := strconv.Atoi(string(fl)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out, nil
+}
+
+// HasUnownedChildren reports whether this process has a child, live or
+// zombie, that is not marked with Own. A supervisor that is a subreaper and
+// has none knows that no run of its has a process left other than its main
+// processes: when a process dies its children go to the nearest subreaper
+// among its ancestors, so every surviving piece of a tree hangs below a
+// child of the supervisor.
+func HasUnownedChildren() bool {
+	for _, pid := range ChildPids() {
+		if !Owned(pid) {
+			return true
+		}
+	}
+	return false
 }
