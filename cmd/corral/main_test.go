@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// corralBin is the corral binary built once for the tests that run it as a
+// real process.
+var corralBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "corral-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	corralBin = filepath.Join(dir, "corral")
+	if out, err := exec.Command("go", "build", "-o", corralBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building corral: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

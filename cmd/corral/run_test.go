@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/testutil"
+)
+
+// corralRun runs "corral run ARGS" with the test's tag in its environment
+// and returns stdout, stderr, the exit status and how long it took.
+func corralRun(t *testing.T, tag string, args ...string) (string, string, int, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(corralBin, append([]string{"run"}, args...)...)
+	cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("corral run: %v", err)
+	}
+	return out.String(), errb.String(), code, d
+}
+
+func runTiers(t *testing.T) []string {
+	tiers := []string{"subreaper", "pgroup"}
+	if _, err := cgroup.Detect(); err == nil {
+		tiers = append([]string{"cgroup"}, tiers...)
+	}
+	return tiers
+}
+
+// The README's first command: a background job holding stdout must not
+// delay the return, and must not survive it, under every tier.
+func TestRunReturnsPromptlyAndLeavesNothing(t *testing.T) {
+	for _, tier := range runTiers(t) {
+		t.Run(tier, func(t *testing.T) {
+			tag := testutil.Tag(t)
+			out, _, code, d := corralRun(t, tag, "--containment", tier, "--timeout", "1s", "--", "bash", "-c", "sleep 600 & echo started")
+			if out != "started\n" || code != 0 {
+				t.Fatalf("stdout %q, exit %d", out, code)
+			}
+			if d > 2*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			testutil.AssertNoTagged(t, tag, time.Second)
+		})
+	}
+}
+
+func TestRunExitStatuses(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "noexec")
+	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"own", []string{"--", "sh", "-c", "exit 3"}, 3},
+		{"timeout", []string{"--timeout", "200ms", "--", "sleep", "600"}, 124},
+		{"usage", []string{"--leftovers", "sideways", "--", "true"}, 125},
+		{"no command", nil, 125},
+		{"not executable", []string{"--", noexec}, 126},
+		{"not found", []string{"--", "corral-no-such-command"}, 127},
+		{"signal", []string{"--", "sh", "-c", "kill -KILL $$"}, 128 + 9},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tag := testutil.Tag(t)
+			_, stderr, code, _ := corralRun(t, tag, c.args...)
+			if code != c.want {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, c.want, stderr)
+			}
+		})
+	}
+}
+
+func TestRunJSONReportsTheResult(t *testing.T) {
+	tag := testutil.Tag(t)
+	out, _, code, _ := corralRun(t, tag, "--json", "--timeout", "300ms", "--max-output", "8", "--",
+		"bash", "-c", "echo 0123456789abcdef; echo oops >&2; sleep 600 & sleep 600")
+	if code != 124 {
+		t.Fatalf("exit %d", code)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	for _, k := range []string{"exit_code", "signal", "timed_out", "cancelled", "duration_ms", "stdout", "stderr",
+		"stdout_bytes", "stderr_bytes", "stdout_truncated", "stderr_truncated", "containment", "killed", "survivors"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	if r["timed_out"] != true || r["signal"] != "SIGTERM" || r["stdout_bytes"] != float64(17) ||
+		r["stdout_truncated"] != true || r["stderr"] != "oops\n" || r["survivors"] != float64(0) || r["killed"].(float64) < 2 {
+		t.Fatalf("unexpected result: %s", out)
+	}
+	testutil.AssertNoTagged(t, tag, time.Second)
+}
+
+// SIGINT and SIGTERM to corral itself tear the tree down and exit 130/143.
+func TestRunTearsDownOnItsOwnSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tag := testutil.Tag(t)
+			cmd := exec.Command(corralBin, "run", "--", "bash", "-c", "sleep 600 & setsid sleep 600 & echo up; sleep 600")
+			cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 3)
+			if _, err := stdout.Read(buf); err != nil || string(buf) != "up\n" {
+				t.Fatalf("read %q %v", buf, err)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Fatalf("exit %v, want %d", err, 128+int(sig))
+			}
+			testutil.AssertNoTagged(t, tag, time.Second)
+		})
+	}
+}
