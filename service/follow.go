@@ -20,6 +20,16 @@ type LogRecord = runlog.Record
 // one that never started (rejected, or cancelled while queued) there is
 // nothing to replay. It returns early with ctx's error, or fn's.
 func (s *Service) Follow(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*Execution, error) {
+	return s.follow(ctx, id, after, true, fn)
+}
+
+// Replay is Follow without the following: it sends what is logged now and
+// returns the execution as it stands.
+func (s *Service) Replay(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*Execution, error) {
+	return s.follow(ctx, id, after, false, fn)
+}
+
+func (s *Service) follow(ctx context.Context, id string, after int, live bool, fn func(seq int, rec []byte) error) (*Execution, error) {
 	e, err := s.st.GetExecution(ctx, id)
 	if err != nil {
 		return nil, err
@@ -56,7 +66,7 @@ func (s *Service) Follow(ctx context.Context, id string, after int, fn func(seq 
 				}
 			}
 		}
-		if e.Status.Terminal() {
+		if e.Status.Terminal() || !live {
 			return e, nil
 		}
 		t := time.NewTimer(time.Second) // also catches runs of other workers

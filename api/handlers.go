@@ -1,0 +1,340 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/service"
+	"github.com/corralrun/corral/store"
+)
+
+// AgentList is the answer of GET /v1/agents.
+type AgentList struct {
+	Agents []*service.Agent `json:"agents"`
+}
+
+// TaskRequest is the body of POST /v1/agents/{name}/tasks.
+type TaskRequest struct {
+	Input   string           `json:"input"`
+	Timeout service.Duration `json:"timeout,omitempty"`
+}
+
+// ExecutionList is the answer of GET /v1/executions.
+type ExecutionList struct {
+	Executions []*service.Execution `json:"executions"`
+	// NextCursor continues the listing (pass it as cursor); "" at the end.
+	NextCursor string `json:"next_cursor"`
+}
+
+// SlotList is the answer of GET /v1/agents/{name}/slots.
+type SlotList struct {
+	Agent    string         `json:"agent"`
+	Capacity int            `json:"capacity"`
+	Used     int            `json:"used"`
+	Slots    []service.Slot `json:"slots"`
+}
+
+// ScheduleList is the answer of GET /v1/agents/{name}/schedules.
+type ScheduleList struct {
+	Schedules []*service.Schedule `json:"schedules"`
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.Agents(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, AgentList{Agents: list})
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
+	var a service.Agent
+	if err := s.decode(w, r, &a); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !a.CreatedAt.IsZero() || !a.UpdatedAt.IsZero() {
+		s.fail(w, r, fmt.Errorf("%w: created_at and updated_at are set by the service", service.ErrInvalid))
+		return
+	}
+	got, err := s.svc.CreateAgent(r.Context(), &a)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/agents/"+got.Name)
+	writeJSON(w, http.StatusCreated, got)
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
+	a, err := s.svc.Agent(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// merge overlays the JSON object patch onto the JSON of cur and decodes
+// the result strictly into out.
+func (s *Server) merge(w http.ResponseWriter, r *http.Request, cur, out any, fixed ...string) error {
+	var patch map[string]json.RawMessage
+	if err := s.decode(w, r, &patch); err != nil {
+		return err
+	}
+	if patch == nil {
+		return fmt.Errorf("%w: send a JSON object of the fields to change", service.ErrInvalid)
+	}
+	base, _ := json.Marshal(cur)
+	var m map[string]json.RawMessage
+	json.Unmarshal(base, &m)
+	for k, v := range patch {
+		for _, f := range fixed {
+			if k == f && string(v) != string(m[k]) {
+				return fmt.Errorf("%w: %s cannot be changed", service.ErrInvalid, k)
+			}
+		}
+		m[k] = v
+	}
+	merged, _ := json.Marshal(m)
+	dec := json.NewDecoder(strings.NewReader(string(merged)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%w: %v", service.ErrInvalid, err)
+	}
+	return nil
+}
+
+func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
+	cur, err := s.svc.Agent(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var a service.Agent
+	if err := s.merge(w, r, cur, &a, "name", "created_at", "updated_at"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	got, err := s.svc.UpdateAgent(r.Context(), &a)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, got)
+}
+
+func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) {
+	if err := s.svc.DeleteAgent(r.Context(), r.PathValue("name")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	var req TaskRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	e, err := s.svc.Submit(r.Context(), service.Task{Agent: r.PathValue("name"), Input: req.Input, Timeout: req.Timeout})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/executions/"+e.ID)
+	writeJSON(w, http.StatusAccepted, e)
+}
+
+func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	a, err := s.svc.Agent(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sl, err := s.svc.Slots(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, SlotList{Agent: name, Capacity: a.MaxParallelTasks, Used: len(sl), Slots: sl})
+}
+
+func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := service.ExecutionFilter{Agent: q.Get("agent"), Cursor: q.Get("cursor")}
+	bad := func(format string, args ...any) {
+		s.fail(w, r, fmt.Errorf("%w: %s", service.ErrInvalid, fmt.Sprintf(format, args...)))
+	}
+	if v := q.Get("status"); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			st, err := corral.ParseStatus(strings.TrimSpace(p))
+			if err != nil {
+				bad("status: %v", err)
+				return
+			}
+			f.Statuses = append(f.Statuses, st)
+		}
+	}
+	for _, tf := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := q.Get(tf.name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				bad("%s %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", tf.name, v)
+				return
+			}
+			*tf.dst = t
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			bad("limit %q: want 1 to 1000", v)
+			return
+		}
+		f.Limit = n
+	}
+	list, next, err := s.svc.Executions(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []*service.Execution{}
+	}
+	writeJSON(w, http.StatusOK, ExecutionList{Executions: list, NextCursor: next})
+}
+
+func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) {
+	e, err := s.svc.Execution(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	e, err := s.svc.Cancel(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, e)
+}
+
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
+	e, err := s.svc.Retry(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/executions/"+e.ID)
+	writeJSON(w, http.StatusAccepted, e)
+}
+
+func (s *Server) agentSchedule(w http.ResponseWriter, r *http.Request) (*service.Schedule, bool) {
+	sc, err := s.svc.Schedule(r.Context(), r.PathValue("id"))
+	if err == nil && sc.Agent != r.PathValue("name") {
+		err = fmt.Errorf("schedule %s of agent %s: %w", r.PathValue("id"), r.PathValue("name"), store.ErrNotFound)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	return sc, true
+}
+
+func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.Schedules(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ScheduleList{Schedules: list})
+}
+
+// ScheduleRequest is the body of POST /v1/agents/{name}/schedules.
+type ScheduleRequest struct {
+	Cron     string             `json:"cron"`
+	TimeZone string             `json:"time_zone,omitempty"`
+	Input    string             `json:"input"`
+	Timeout  service.Duration   `json:"timeout,omitempty"`
+	Enabled  *bool              `json:"enabled,omitempty"`
+	Missed   store.MissedPolicy `json:"missed,omitempty"`
+}
+
+func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) {
+	var req ScheduleRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sc := &service.Schedule{Agent: r.PathValue("name"), Cron: req.Cron, TimeZone: req.TimeZone, Input: req.Input, Timeout: req.Timeout, Enabled: req.Enabled == nil || *req.Enabled, Missed: req.Missed}
+	got, err := s.svc.CreateSchedule(r.Context(), sc)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/agents/"+got.Agent+"/schedules/"+got.ID)
+	writeJSON(w, http.StatusCreated, got)
+}
+
+func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
+	if sc, ok := s.agentSchedule(w, r); ok {
+		writeJSON(w, http.StatusOK, sc)
+	}
+}
+
+func (s *Server) patchSchedule(w http.ResponseWriter, r *http.Request) {
+	cur, ok := s.agentSchedule(w, r)
+	if !ok {
+		return
+	}
+	var sc service.Schedule
+	if err := s.merge(w, r, cur, &sc, "id", "agent", "created_at", "updated_at", "next_fire_at", "last_fire_at", "last_execution_id"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	got, err := s.svc.UpdateSchedule(r.Context(), &sc)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, got)
+}
+
+func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.agentSchedule(w, r); !ok {
+		return
+	}
+	if err := s.svc.DeleteSchedule(r.Context(), r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) triggerSchedule(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.agentSchedule(w, r); !ok {
+		return
+	}
+	e, err := s.svc.TriggerSchedule(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/executions/"+e.ID)
+	writeJSON(w, http.StatusAccepted, e)
+}

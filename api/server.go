@@ -1,0 +1,227 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/corralrun/corral/service"
+)
+
+// DefaultMaxBody bounds request bodies.
+const DefaultMaxBody = 1 << 20
+
+// Config configures a Server. Only Service is required.
+type Config struct {
+	Service *service.Service
+	// Token is the bearer token every route but /healthz requires. Empty
+	// disables authentication; bind only to loopback then.
+	Token string
+	// UI, if set, serves everything outside /v1, /healthz and /metrics
+	// (the web UI). It sits behind the same authentication, except that
+	// SessionAuth may admit its requests.
+	UI http.Handler
+	// SessionAuth, if set, is asked first for each request; true admits
+	// the request without a bearer token (a session cookie of the UI).
+	SessionAuth func(*http.Request) bool
+	// MaxBodyBytes bounds request bodies; zero means 1 MiB.
+	MaxBodyBytes int64
+	// Logger receives request failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	cfg     Config
+	svc     *service.Service
+	mux     *http.ServeMux
+	tokenH  [32]byte
+	log     *slog.Logger
+	maxBody int64
+}
+
+// New returns the API server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Service == nil {
+		return nil, errors.New("api: no service given")
+	}
+	s := &Server{cfg: cfg, svc: cfg.Service, mux: http.NewServeMux(), log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	s.tokenH = sha256.Sum256([]byte(cfg.Token))
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /healthz", s.health)
+	m.HandleFunc("GET /metrics", s.auth(s.metrics))
+
+	m.HandleFunc("GET /v1/agents", s.auth(s.listAgents))
+	m.HandleFunc("POST /v1/agents", s.auth(s.createAgent))
+	m.HandleFunc("GET /v1/agents/{name}", s.auth(s.getAgent))
+	m.HandleFunc("PATCH /v1/agents/{name}", s.auth(s.patchAgent))
+	m.HandleFunc("DELETE /v1/agents/{name}", s.auth(s.deleteAgent))
+	m.HandleFunc("POST /v1/agents/{name}/tasks", s.auth(s.submit))
+	m.HandleFunc("GET /v1/agents/{name}/slots", s.auth(s.slots))
+
+	m.HandleFunc("GET /v1/agents/{name}/schedules", s.auth(s.listSchedules))
+	m.HandleFunc("POST /v1/agents/{name}/schedules", s.auth(s.createSchedule))
+	m.HandleFunc("GET /v1/agents/{name}/schedules/{id}", s.auth(s.getSchedule))
+	m.HandleFunc("PATCH /v1/agents/{name}/schedules/{id}", s.auth(s.patchSchedule))
+	m.HandleFunc("DELETE /v1/agents/{name}/schedules/{id}", s.auth(s.deleteSchedule))
+	m.HandleFunc("POST /v1/agents/{name}/schedules/{id}/trigger", s.auth(s.triggerSchedule))
+
+	m.HandleFunc("GET /v1/executions", s.auth(s.listExecutions))
+	m.HandleFunc("GET /v1/executions/{id}", s.auth(s.getExecution))
+	m.HandleFunc("POST /v1/executions/{id}/cancel", s.auth(s.cancel))
+	m.HandleFunc("POST /v1/executions/{id}/retry", s.auth(s.retry))
+	m.HandleFunc("GET /v1/executions/{id}/events", s.auth(s.events))
+
+	m.HandleFunc("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; see docs/api.md", r.Method, r.URL.Path))
+	}))
+	m.HandleFunc("/", s.auth(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.UI != nil {
+			s.cfg.UI.ServeHTTP(w, r)
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", "no web UI here; the API is under /v1 (see docs/api.md)")
+	}))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+			writeError(w, http.StatusInternalServerError, "internal", "internal error")
+		}
+	}()
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
+
+// auth admits requests with the bearer token (or a UI session).
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token == "" || (s.cfg.SessionAuth != nil && s.cfg.SessionAuth(r)) {
+			h(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		gotH := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if !ok || subtle.ConstantTimeCompare(gotH[:], s.tokenH[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token: send \"Authorization: Bearer TOKEN\" (the token is in CORRAL_TOKEN or the data directory's token file)")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Error is the body of every error answer.
+type Error struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	// Execution is the recorded execution of a rejected task (429).
+	Execution *service.Execution `json:"execution,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var e Error
+	e.Error.Code, e.Error.Message = code, msg
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// fail answers err with the status its kind calls for.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var rej *service.RejectedError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &rej):
+		var e Error
+		e.Error.Code, e.Error.Message = "at_capacity", rej.Error()
+		e.Execution = rej.Execution
+		writeJSON(w, http.StatusTooManyRequests, e)
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
+	case errors.Is(err, service.ErrInvalid):
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+	case errors.Is(err, service.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, service.ErrExists):
+		writeError(w, http.StatusConflict, "exists", err.Error())
+	case errors.Is(err, service.ErrBusy):
+		writeError(w, http.StatusConflict, "busy", err.Error())
+	case errors.Is(err, service.ErrConflict):
+		writeError(w, http.StatusConflict, "conflict", err.Error())
+	case errors.Is(err, service.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "closing", "the service is shutting down; retry on another worker or after restart")
+	case errors.Is(err, context.Canceled):
+		writeError(w, 499, "cancelled", "request cancelled")
+	default:
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "internal error: "+err.Error())
+	}
+}
+
+// decode reads a JSON body strictly into v.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return fmt.Errorf("%w: Content-Type %q: send application/json", service.ErrInvalid, ct)
+	}
+	body := http.MaxBytesReader(w, r.Body, s.maxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: empty body: send a JSON object", service.ErrInvalid)
+		}
+		return fmt.Errorf("%w: body is not the JSON expected: %v", service.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: body has data after the JSON object", service.ErrInvalid)
+	}
+	return nil
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "worker": s.svc.WorkerID()})
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if err := s.svc.WriteMetrics(r.Context(), w); err != nil {
+		s.fail(w, r, err)
+	}
+}

@@ -1,0 +1,415 @@
+// Package client is a Go client of corral's task service API (see
+// docs/api.md). The corral CLI's client commands use it.
+//
+// Errors answered by the service are *Error values carrying the HTTP
+// status, the service's error code and message, and for a rejected task
+// (429) the recorded execution.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/store"
+)
+
+// The records of the API.
+type (
+	Agent     = store.Agent
+	Execution = store.Execution
+	Schedule  = store.Schedule
+	Slot      = store.Slot
+	Duration  = store.Duration
+)
+
+// Client talks to one corral service. The zero value is not usable; use
+// New.
+type Client struct {
+	// BaseURL is the service's address, such as http://127.0.0.1:7070.
+	BaseURL string
+	// Token is sent as a bearer token when not empty.
+	Token string
+	// HTTP is the client used; nil means one without a timeout (event
+	// streams are long), so pass contexts with deadlines.
+	HTTP *http.Client
+}
+
+// New returns a client of the service at baseURL ("127.0.0.1:7070" and
+// "http://127.0.0.1:7070" both work).
+func New(baseURL, token string) *Client {
+	if !strings.Contains(baseURL, "://") {
+		baseURL = "http://" + baseURL
+	}
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{}}
+}
+
+// Error is an error answered by the service.
+type Error struct {
+	Status    int
+	Code      string
+	Message   string
+	Execution *Execution // the rejected execution of a 429
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("corral service answered %d", e.Status)
+	}
+	return e.Message
+}
+
+// IsAtCapacity reports whether err is a rejection because the agent was at
+// capacity.
+func IsAtCapacity(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusTooManyRequests
+}
+
+// IsNotFound reports whether err is a 404.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, body, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := check(resp); err != nil {
+		return err
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("corral service: unreadable answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func (c *Client) send(ctx context.Context, method, path string, body any, accept string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("corral service at %s: %w (is `corral serve` running? set --addr or CORRAL_ADDR)", c.BaseURL, err)
+	}
+	return resp, nil
+}
+
+func check(resp *http.Response) error {
+	if resp.StatusCode < 400 {
+		return nil
+	}
+	var body struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Execution *Execution `json:"execution"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	json.Unmarshal(b, &body)
+	e := &Error{Status: resp.StatusCode, Code: body.Error.Code, Message: body.Error.Message, Execution: body.Execution}
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("corral service answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return e
+}
+
+// Health checks that the service answers.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, "GET", "/healthz", nil, nil)
+}
+
+// Metrics returns the Prometheus metrics text.
+func (c *Client) Metrics(ctx context.Context) (string, error) {
+	resp, err := c.send(ctx, "GET", "/metrics", nil, "text/plain")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if err := check(resp); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// Agents lists the agents.
+func (c *Client) Agents(ctx context.Context) ([]*Agent, error) {
+	var out struct {
+		Agents []*Agent `json:"agents"`
+	}
+	err := c.do(ctx, "GET", "/v1/agents", nil, &out)
+	return out.Agents, err
+}
+
+// Agent returns one agent.
+func (c *Client) Agent(ctx context.Context, name string) (*Agent, error) {
+	var a Agent
+	return &a, c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(name), nil, &a)
+}
+
+// CreateAgent creates an agent; the answer has its defaults filled.
+func (c *Client) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
+	var out Agent
+	return &out, c.do(ctx, "POST", "/v1/agents", a, &out)
+}
+
+// UpdateAgent changes the fields of patch (JSON field names) of an agent.
+func (c *Client) UpdateAgent(ctx context.Context, name string, patch map[string]any) (*Agent, error) {
+	var out Agent
+	return &out, c.do(ctx, "PATCH", "/v1/agents/"+url.PathEscape(name), patch, &out)
+}
+
+// DeleteAgent deletes an agent.
+func (c *Client) DeleteAgent(ctx context.Context, name string) error {
+	return c.do(ctx, "DELETE", "/v1/agents/"+url.PathEscape(name), nil, nil)
+}
+
+// Slots returns the slots an agent holds.
+func (c *Client) Slots(ctx context.Context, agent string) (capacity int, slots []Slot, err error) {
+	var out struct {
+		Capacity int    `json:"capacity"`
+		Slots    []Slot `json:"slots"`
+	}
+	err = c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(agent)+"/slots", nil, &out)
+	return out.Capacity, out.Slots, err
+}
+
+// Submit submits a task. A rejection is an *Error with status 429 (see
+// IsAtCapacity) that holds the rejected execution.
+func (c *Client) Submit(ctx context.Context, agent, input string, timeout time.Duration) (*Execution, error) {
+	body := map[string]any{"input": input}
+	if timeout > 0 {
+		body["timeout"] = timeout.String()
+	}
+	var e Execution
+	return &e, c.do(ctx, "POST", "/v1/agents/"+url.PathEscape(agent)+"/tasks", body, &e)
+}
+
+// ListOptions filter a listing of executions.
+type ListOptions struct {
+	Agent    string
+	Statuses []corral.Status
+	Since    time.Time
+	Until    time.Time
+	Limit    int
+	Cursor   string
+}
+
+// Executions returns one page of executions, newest first, and the cursor
+// of the next page.
+func (c *Client) Executions(ctx context.Context, o ListOptions) ([]*Execution, string, error) {
+	q := url.Values{}
+	if o.Agent != "" {
+		q.Set("agent", o.Agent)
+	}
+	if len(o.Statuses) > 0 {
+		s := make([]string, len(o.Statuses))
+		for i, st := range o.Statuses {
+			s[i] = string(st)
+		}
+		q.Set("status", strings.Join(s, ","))
+	}
+	if !o.Since.IsZero() {
+		q.Set("since", o.Since.Format(time.RFC3339))
+	}
+	if !o.Until.IsZero() {
+		q.Set("until", o.Until.Format(time.RFC3339))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	var out struct {
+		Executions []*Execution `json:"executions"`
+		NextCursor string       `json:"next_cursor"`
+	}
+	err := c.do(ctx, "GET", "/v1/executions?"+q.Encode(), nil, &out)
+	return out.Executions, out.NextCursor, err
+}
+
+// Execution returns one execution.
+func (c *Client) Execution(ctx context.Context, id string) (*Execution, error) {
+	var e Execution
+	return &e, c.do(ctx, "GET", "/v1/executions/"+url.PathEscape(id), nil, &e)
+}
+
+// Cancel cancels an execution (see the service's Cancel).
+func (c *Client) Cancel(ctx context.Context, id string) (*Execution, error) {
+	var e Execution
+	return &e, c.do(ctx, "POST", "/v1/executions/"+url.PathEscape(id)+"/cancel", nil, &e)
+}
+
+// Retry submits a finished execution's task again.
+func (c *Client) Retry(ctx context.Context, id string) (*Execution, error) {
+	var e Execution
+	return &e, c.do(ctx, "POST", "/v1/executions/"+url.PathEscape(id)+"/retry", nil, &e)
+}
+
+// Schedules lists an agent's schedules.
+func (c *Client) Schedules(ctx context.Context, agent string) ([]*Schedule, error) {
+	var out struct {
+		Schedules []*Schedule `json:"schedules"`
+	}
+	err := c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(agent)+"/schedules", nil, &out)
+	return out.Schedules, err
+}
+
+// CreateSchedule creates a schedule for sc.Agent.
+func (c *Client) CreateSchedule(ctx context.Context, sc *Schedule) (*Schedule, error) {
+	body := map[string]any{"cron": sc.Cron, "input": sc.Input, "enabled": sc.Enabled}
+	if sc.TimeZone != "" {
+		body["time_zone"] = sc.TimeZone
+	}
+	if sc.Timeout != 0 {
+		body["timeout"] = sc.Timeout
+	}
+	if sc.Missed != "" {
+		body["missed"] = sc.Missed
+	}
+	var out Schedule
+	return &out, c.do(ctx, "POST", "/v1/agents/"+url.PathEscape(sc.Agent)+"/schedules", body, &out)
+}
+
+// UpdateSchedule changes the fields of patch of a schedule.
+func (c *Client) UpdateSchedule(ctx context.Context, agent, id string, patch map[string]any) (*Schedule, error) {
+	var out Schedule
+	return &out, c.do(ctx, "PATCH", "/v1/agents/"+url.PathEscape(agent)+"/schedules/"+url.PathEscape(id), patch, &out)
+}
+
+// DeleteSchedule deletes a schedule.
+func (c *Client) DeleteSchedule(ctx context.Context, agent, id string) error {
+	return c.do(ctx, "DELETE", "/v1/agents/"+url.PathEscape(agent)+"/schedules/"+url.PathEscape(id), nil, nil)
+}
+
+// TriggerSchedule runs a schedule's task now.
+func (c *Client) TriggerSchedule(ctx context.Context, agent, id string) (*Execution, error) {
+	var e Execution
+	return &e, c.do(ctx, "POST", "/v1/agents/"+url.PathEscape(agent)+"/schedules/"+url.PathEscape(id)+"/trigger", nil, &e)
+}
+
+// LogRecord is one record of an execution's log.
+type LogRecord struct {
+	Seq    int       `json:"seq"`
+	Time   time.Time `json:"time"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+}
+
+// Event is one event of an execution's event stream: Type "status" (with
+// Execution), "log" (with Record), "end" (with the finished Execution) or,
+// without following, "replayed" (with the Execution as it stands).
+type Event struct {
+	Type      string
+	Record    *LogRecord
+	Execution *Execution
+}
+
+// Follow reads an execution's event stream from log record after+1 and
+// calls fn with each event until the end event, whose execution it
+// returns. With live false it stops after replaying what is logged now
+// and returns the execution as it stands.
+func (c *Client) Follow(ctx context.Context, id string, after int, live bool, fn func(Event) error) (*Execution, error) {
+	q := url.Values{}
+	if after > 0 {
+		q.Set("after", strconv.Itoa(after))
+	}
+	if !live {
+		q.Set("follow", "false")
+	}
+	path := "/v1/executions/" + url.PathEscape(id) + "/events?" + q.Encode()
+	resp, err := c.send(ctx, "GET", path, nil, "text/event-stream")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if err := check(resp); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	var event string
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if event == "" {
+				continue
+			}
+			ev := Event{Type: event}
+			switch event {
+			case "log":
+				ev.Record = new(LogRecord)
+				if err := json.Unmarshal(data, ev.Record); err != nil {
+					return nil, fmt.Errorf("corral service: bad log event: %w", err)
+				}
+			case "status", "end", "replayed":
+				ev.Execution = new(Execution)
+				if err := json.Unmarshal(data, ev.Execution); err != nil {
+					return nil, fmt.Errorf("corral service: bad %s event: %w", event, err)
+				}
+			}
+			if fn != nil {
+				if err := fn(ev); err != nil {
+					return nil, err
+				}
+			}
+			if event == "end" || event == "replayed" {
+				return ev.Execution, nil
+			}
+			event, data = "", nil
+		case bytes.HasPrefix(line, []byte("event: ")):
+			event = string(line[7:])
+		case bytes.HasPrefix(line, []byte("data: ")):
+			data = append(data, line[6:]...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("corral service: event stream ended before the execution did (service restarted?)")
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/corralrun/corral/client"
+	"github.com/corralrun/corral/store"
+)
+
+func init() {
+	register("schedules", "list, create, change, delete and trigger schedules of an agent", schedulesMain)
+}
+
+const schedulesUsage = `Usage:
+  corral schedules list AGENT
+  corral schedules create AGENT --cron EXPR --input INPUT [--tz ZONE] [--missed skip|run_once] [--disabled]
+  corral schedules update AGENT ID [--cron EXPR] [--input INPUT] [--tz ZONE] [--missed ...] [--enable|--disable]
+  corral schedules delete AGENT ID
+  corral schedules trigger AGENT ID
+
+A schedule submits INPUT to AGENT on a cron expression in a time zone
+(IANA name, default UTC): five fields (minute hour day month weekday), six
+with seconds first, or a descriptor (@hourly, @daily, "@every 90s").
+Fires missed while the service was down are skipped (--missed skip, the
+default) or run once (--missed run_once). trigger runs the task now.
+` + clientEnvHelp + `
+Flags:
+`
+
+func schedulesMain(args []string) int {
+	fs := flag.NewFlagSet("schedules", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), schedulesUsage); fs.PrintDefaults() }
+	cf := addClientFlags(fs)
+	cron := fs.String("cron", "", "cron `EXPR`, e.g. \"0 9 * * 1-5\"")
+	tz := fs.String("tz", "", "time `ZONE`, e.g. Europe/Paris (default UTC)")
+	input := fs.String("input", "", "task `INPUT`: command line or prompt")
+	missed := fs.String("missed", "", "missed fires: skip or run_once")
+	timeout := fs.Duration("timeout", 0, "budget of each run (default: the agent's)")
+	disabled := fs.Bool("disabled", false, "create the schedule disabled")
+	enable := fs.Bool("enable", false, "update: enable the schedule")
+	disable := fs.Bool("disable", false, "update: disable the schedule")
+	pos, _, err := parseInterleaved(fs, args)
+	if err != nil {
+		return parseError(err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(pos) < 2 {
+		return usageError("schedules", "want a subcommand and an AGENT")
+	}
+	verb, agent := pos[0], pos[1]
+	id := ""
+	if len(pos) > 2 {
+		id = pos[2]
+	}
+	ctx := context.Background()
+	c := cf.client()
+	show := func(sc *client.Schedule) {
+		if cf.json {
+			printJSON(sc)
+			return
+		}
+		next := "-"
+		if sc.NextFireAt != nil {
+			next = shortTime(sc.NextFireAt)
+		}
+		fmt.Printf("%s  %q %s  enabled=%v  next %s\n", sc.ID, sc.Cron, zone(sc.TimeZone), sc.Enabled, next)
+	}
+	switch verb {
+	case "list", "ls":
+		list, err := c.Schedules(ctx, agent)
+		if err != nil {
+			return apiFail("schedules", err)
+		}
+		if cf.json {
+			printJSON(list)
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
+		for _, sc := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
+		}
+		tw.Flush()
+		return exitOK
+	case "create", "add":
+		sc, err := c.CreateSchedule(ctx, &client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: store.MissedPolicy(*missed), Timeout: store.Duration(*timeout)})
+		if err != nil {
+			return apiFail("schedules", err)
+		}
+		show(sc)
+		return exitOK
+	case "update", "set":
+		if id == "" {
+			return usageError("schedules", "update needs AGENT and ID")
+		}
+		patch := map[string]any{}
+		for flagName, field := range map[string]string{"cron": "cron", "tz": "time_zone", "input": "input", "missed": "missed"} {
+			if set[flagName] {
+				patch[field] = fs.Lookup(flagName).Value.String()
+			}
+		}
+		if set["timeout"] {
+			patch["timeout"] = timeout.String()
+		}
+		if *enable && *disable {
+			return usageError("schedules", "--enable and --disable together")
+		}
+		if *enable || *disable {
+			patch["enabled"] = *enable
+		}
+		if len(patch) == 0 {
+			return usageError("schedules", "update: no change given")
+		}
+		sc, err := c.UpdateSchedule(ctx, agent, id, patch)
+		if err != nil {
+			return apiFail("schedules", err)
+		}
+		show(sc)
+		return exitOK
+	case "delete", "rm":
+		if id == "" {
+			return usageError("schedules", "delete needs AGENT and ID")
+		}
+		if err := c.DeleteSchedule(ctx, agent, id); err != nil {
+			return apiFail("schedules", err)
+		}
+		if cf.json {
+			printJSON(map[string]string{"deleted": id})
+		} else {
+			fmt.Printf("deleted schedule %s\n", id)
+		}
+		return exitOK
+	case "trigger", "run":
+		if id == "" {
+			return usageError("schedules", "trigger needs AGENT and ID")
+		}
+		e, err := c.TriggerSchedule(ctx, agent, id)
+		if err != nil {
+			return apiFail("schedules", err)
+		}
+		if cf.json {
+			printJSON(e)
+		} else {
+			fmt.Println(e.ID)
+		}
+		return exitOK
+	}
+	return usageError("schedules", "unknown subcommand %q", verb)
+}
+
+func zone(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
+}
