@@ -830,8 +830,10 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	if s.format == FormatAuto {
 		r.Format = t.parser.format
 	}
-	if _, errOut := t.p.Output(); errOut.Bytes > 0 {
-		r.StderrTail = t.red.redactString(tail(errOut, 4096))
+	if t.p != nil {
+		if _, errOut := t.p.Output(); errOut.Bytes > 0 {
+			r.StderrTail = t.red.redactString(tail(errOut, 4096))
+		}
 	}
 	return r
 }

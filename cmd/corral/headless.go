@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
+	"github.com/corralrun/corral/proc"
+)
+
+func init() {
+	register("headless", "run one headless agent turn (Claude Code, Codex), finalized when the agent says it is done", headlessMain)
+}
+
+const headlessUsage = `Usage: corral headless [flags] -- AGENT_CMD [ARGS...]
+
+Runs one headless coding-agent turn under corral's supervision and reads its
+stream as it arrives: Claude Code's "claude -p --output-format stream-json
+--verbose" or Codex's "codex exec --json" (detected, or set with --format).
+
+The turn is over when the agent says so: a result line while no background
+task is live (Codex: turn.completed or turn.failed). corral then answers at
+once, even if the agent or one of its MCP servers keeps the pipe open, and
+tears the process tree down behind it. Backstops: a tool call open past its
+stall limit (MCP tools by default), no output past the idle limit while no
+tool call is open, and the overall budget. An authentication failure on
+stderr or in the stream, or a permission mode that did not take effect,
+stops the turn at once. SIGINT or SIGTERM to corral cancels the turn: the
+agent gets SIGINT first, then the tree is torn down.
+
+Without --json a live view shows the turn: messages, tool calls as they
+start and finish, the final answer and a one-line summary. With --json one
+object is printed at the end: status (succeeded, failed, cancelled),
+error_type (empty on success), finalized_by, result, session_id, num_turns,
+cost_usd, usage, exit_code, duration_ms, stalled_tool, parse_errors,
+events, tools (and a few more).
+
+Example:
+  corral headless --timeout 30m --require-permission-mode bypassPermissions \
+    --transcript turn.jsonl -- claude -p --output-format stream-json \
+    --verbose --permission-mode bypassPermissions "Fix the failing test"
+
+Exit status: 0 when the turn succeeded; 1 when it failed (see error_type);
+124 when its budget ran out; 125 when corral itself fails or a flag is
+wrong; 126 when the agent is not executable; 127 when it is not found; 130
+or 143 when corral got SIGINT or SIGTERM.
+
+Flags:
+`
+
+func headlessMain(args []string) int {
+	return headlessCmd(args, os.Stdout, os.Stderr)
+}
+
+// headlessCmd is corral headless with its output streams given.
+func headlessCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults() }
+	var (
+		timeout     = fs.Duration("timeout", 0, "budget of the whole turn (0: none)")
+		stall       = fs.Duration("stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none")
+		idle        = fs.Duration("idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never")
+		grace       = fs.Duration("grace", proc.DefaultGrace, "time between SIGTERM and SIGKILL when the tree is torn down")
+		linger      = fs.Duration("linger", headless.DefaultLinger, "time the agent may take to exit by itself after its turn")
+		interrupt   = fs.Duration("interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time between SIGINT to the agent and the teardown")
+		format      = fs.String("format", "auto", "stream format: claude, codex or auto")
+		perm        = fs.String("require-permission-mode", "", "fail at once unless the agent's init line reports permission mode `MODE`")
+		transcript  = fs.String("transcript", "", "write the agent's stream to `FILE`, secrets redacted")
+		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
+		asJSON      = fs.Bool("json", false, "print one JSON object with the result instead of the live view")
+		toolLimits  stringList
+		setEnv      stringList
+	)
+	fs.Var(&toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
+	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitCorralFailed
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "corral headless: "+format+"\n", a...)
+		return exitCorralFailed
+	}
+	if fs.NArg() == 0 {
+		return fail("no agent command given (corral headless [flags] -- AGENT_CMD [ARGS...])")
+	}
+	spec := &headless.Spec{
+		Args:                  fs.Args(),
+		Env:                   setEnv,
+		Timeout:               *timeout,
+		StallTimeout:          negIfZero(*stall),
+		IdleTimeout:           negIfZero(*idle),
+		Grace:                 negIfZero(*grace),
+		Linger:                negIfZero(*linger),
+		InterruptGrace:        negIfZero(*interrupt),
+		RequirePermissionMode: *perm,
+		TranscriptPath:        *transcript,
+		Label:                 "headless",
+	}
+	var err error
+	if spec.Format, err = headless.ParseFormat(*format); err != nil {
+		return fail("%v", err)
+	}
+	if spec.Containment, err = corral.ParseContainment(*containment); err != nil {
+		return fail("%v", err)
+	}
+	for _, s := range toolLimits {
+		l, err := headless.ParseToolLimit(s)
+		if err != nil {
+			return fail("--tool-timeout: %v", err)
+		}
+		spec.ToolLimits = append(spec.ToolLimits, l)
+	}
+	var view *headlessView
+	if !*asJSON {
+		view = newHeadlessView(stdout)
+		spec.OnEvent = view.event
+	}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	turn, err := headless.Start(context.Background(), spec)
+	if err != nil {
+		if view != nil {
+			view.stop()
+		}
+		fmt.Fprintln(stderr, "corral headless:", err)
+		switch {
+		case errors.Is(err, proc.ErrNotFound):
+			return exitNotFound
+		case errors.Is(err, proc.ErrNotExecutable):
+			return exitNotExecutable
+		}
+		return exitCorralFailed
+	}
+	var got os.Signal
+	select {
+	case got = <-sigs:
+		turn.Cancel()
+	case <-turn.Done():
+	}
+	r, _ := turn.Wait()
+	if view != nil {
+		view.end(r)
+	}
+	// Exit only when the tree is gone: nothing of the turn may outlive
+	// corral. The answer above was printed at the end of the turn.
+	final, werr := turn.Close()
+	if werr != nil {
+		fmt.Fprintln(stderr, "corral headless:", werr)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(final); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if final.Process != nil && final.Process.Survivors > 0 {
+		fmt.Fprintf(stderr, "corral headless: %d processes of the agent's tree survived SIGKILL (stuck in the kernel?)\n", final.Process.Survivors)
+	}
+	return headlessExit(final, got)
+}
+
+// headlessExit maps a turn's result to the exit status.
+func headlessExit(r *headless.Result, got os.Signal) int {
+	switch {
+	case got != nil:
+		if s, ok := got.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+		return 130
+	case r.Status == corral.StatusSucceeded:
+		return 0
+	case r.ErrorType == corral.ErrorTimeout:
+		return exitTimedOut
+	}
+	return 1
+}
+
+// headlessView prints a readable live view of a turn. Events arrive on the
+// stream's goroutine and are printed by a goroutine of the view, through a
+// bounded queue, so that a slow terminal never stalls the stream.
+type headlessView struct {
+	w       io.Writer
+	q       chan headless.Event
+	done    chan struct{}
+	dropped int
+	mu      sync.Mutex
+	// Owned by the printing goroutine.
+	tools    map[string]headlessTool
+	lastText string
+}
+
+type headlessTool struct {
+	name  string
+	start time.Time
+}
+
+func newHeadlessView(w io.Writer) *headlessView {
+	v := &headlessView{w: w, q: make(chan headless.Event, 1024), done: make(chan struct{}), tools: map[string]headlessTool{}}
+	go v.print()
+	return v
+}
+
+func (v *headlessView) event(e headless.Event) {
+	select {
+	case v.q <- e:
+	default:
+		v.mu.Lock()
+		v.dropped++
+		v.mu.Unlock()
+	}
+}
+
+func (v *headlessView) print() {
+	defer close(v.done)
+	for e := range v.q {
+		v.line(e)
+	}
+}
+
+func (v *headlessView) line(e headless.Event) {
+	switch e.Kind {
+	case headless.KindInit:
+		var parts []string
+		for _, s := range []string{e.SessionID, e.Model, e.PermissionMode} {
+			if s != "" {
+				parts = append(parts, s)
+			}
+		}
+		fmt.Fprintf(v.w, "● session %s\n", strings.Join(parts, " · "))
+	case headless.KindText:
+		v.lastText = e.Text
+		fmt.Fprintf(v.w, "%s\n", headlessIndent(e.Text))
+	case headless.KindToolUse:
+		v.tools[e.ToolID] = headlessTool{e.ToolName, e.Time}
+		sub := ""
+		if e.ParentToolID != "" {
+			sub = " (subagent)"
+		}
+		fmt.Fprintf(v.w, "→ %s %s%s\n", e.ToolName, e.ToolID, sub)
+	case headless.KindToolResult:
+		t, ok := v.tools[e.ToolID]
+		delete(v.tools, e.ToolID)
+		name := e.ToolName
+		if name == "" {
+			name = t.name
+		}
+		mark, d := "✓", ""
+		if e.IsError {
+			mark = "✗"
+		}
+		if ok {
+			d = " " + e.Time.Sub(t.start).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(v.w, "%s %s %s%s\n", mark, name, e.ToolID, d)
+	case headless.KindTask:
+		fmt.Fprintf(v.w, "  task %s %s %s\n", e.TaskID, e.TaskStatus, headlessOneLine(e.Text, 100))
+	case headless.KindBackground:
+		fmt.Fprintf(v.w, "  background tasks live: %d\n", e.Background)
+	case headless.KindResult:
+		if !e.Final {
+			fmt.Fprintf(v.w, "… result while background tasks are live: waiting for the final one\n")
+		}
+	case headless.KindError:
+		fmt.Fprintf(v.w, "! agent error: %s\n", e.Error)
+	}
+}
+
+// stop ends the printing goroutine; called once, when no event can come.
+func (v *headlessView) stop() {
+	close(v.q)
+	<-v.done
+}
+
+// end prints the final answer and the summary; called once, after the end
+// of the turn (no event comes after it).
+func (v *headlessView) end(r *headless.Result) {
+	v.stop()
+	if r.Text != "" && r.Text != v.lastText {
+		fmt.Fprintf(v.w, "\n%s\n", r.Text)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s", r.Status)
+	if r.ErrorType != "" {
+		fmt.Fprintf(&b, " (%s)", r.ErrorType)
+	}
+	fmt.Fprintf(&b, " · by %s · %d turns · $%.4f · %s", r.FinalizedBy, r.NumTurns, r.CostUSD, r.Duration.Round(time.Millisecond))
+	if r.SessionID != "" {
+		fmt.Fprintf(&b, " · session %s", r.SessionID)
+	}
+	if r.ParseErrors > 0 {
+		fmt.Fprintf(&b, " · %d unreadable lines", r.ParseErrors)
+	}
+	v.mu.Lock()
+	dropped := v.dropped
+	v.mu.Unlock()
+	if dropped > 0 {
+		fmt.Fprintf(&b, " · %d events not shown", dropped)
+	}
+	if r.Reason != "" {
+		fmt.Fprintf(&b, "\n%s", r.Reason)
+	}
+	fmt.Fprintln(v.w, b.String())
+}
+
+func headlessIndent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func headlessOneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}

@@ -1,0 +1,55 @@
+package headless
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/corralrun/corral"
+)
+
+// TestClassifyFollowsTheDocumentedOrder pins each rule of classify's order,
+// with evidence that would mislead a later rule.
+func TestClassifyFollowsTheDocumentedOrder(t *testing.T) {
+	authResult := &resultInfo{subtype: "success", isError: true, text: "Invalid API key · Please run /login"}
+	for _, c := range []struct {
+		name string
+		o    outcome
+		st   corral.Status
+		et   corral.ErrorType
+	}{
+		{"cancel is sticky over a success", outcome{by: FinalizedByCancel, result: &resultInfo{subtype: "success"}}, corral.StatusCancelled, corral.ErrorCancelled},
+		{"permission mode", outcome{by: FinalizedByPermissionMode, permWhy: "x"}, corral.StatusFailed, corral.ErrorPermissionMode},
+		{"auth seen live", outcome{by: FinalizedByAuth, authLine: "Invalid API key"}, corral.StatusFailed, corral.ErrorAuth},
+		{"success", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success"}}, corral.StatusSucceeded, corral.ErrorNone},
+		{"codex turn.completed", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.completed", codex: true}}, corral.StatusSucceeded, corral.ErrorNone},
+		{"success with is_error is a failure", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true, text: "API Error: 500"}}, corral.StatusFailed, corral.ErrorStream},
+		{"max_turns never looks like auth", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "error_max_turns", isError: true, text: "Invalid API key"}, errs: []string{"authentication_failed"}}, corral.StatusFailed, corral.ErrorMaxTurns},
+		{"max_budget", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "error_max_budget_usd", isError: true}}, corral.StatusFailed, corral.ErrorMaxBudget},
+		{"auth text in an error result", outcome{by: FinalizedByResult, result: authResult}, corral.StatusFailed, corral.ErrorAuth},
+		{"rate limit code", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true, text: "API Error"}, errs: []string{"rate_limit"}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"codex usage limit", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.failed", isError: true, codex: true, errors: []string{"You've hit your usage limit."}}, errs: []string{"You've hit your usage limit."}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"model not found", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true}, errs: []string{"model_not_found"}}, corral.StatusFailed, corral.ErrorModelUnsupported},
+		{"error_during_execution", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "error_during_execution", isError: true}}, corral.StatusFailed, corral.ErrorStream},
+		{"stall", outcome{by: FinalizedByStall, stalled: &ToolCall{ID: "t", Name: "mcp__a__b"}}, corral.StatusFailed, corral.ErrorStall},
+		{"idle", outcome{by: FinalizedByIdle}, corral.StatusFailed, corral.ErrorIdle},
+		{"budget", outcome{by: FinalizedByBudget}, corral.StatusFailed, corral.ErrorTimeout},
+		{"a signal never looks like auth", outcome{by: FinalizedByExit, exited: true, exitCode: -1, signal: syscall.SIGKILL, errs: []string{"authentication_failed"}, stderr: "Invalid API key"}, corral.StatusFailed, corral.ErrorSignal},
+		{"a signal wins over a segment", outcome{by: FinalizedByExit, exited: true, exitCode: -1, signal: syscall.SIGKILL, result: &resultInfo{subtype: "success"}}, corral.StatusFailed, corral.ErrorSignal},
+		{"exit after a segment", outcome{by: FinalizedByExit, exited: true, result: &resultInfo{subtype: "success"}}, corral.StatusSucceeded, corral.ErrorNone},
+		{"rate limit then exit", outcome{by: FinalizedByExit, exited: true, exitCode: 1, errs: []string{"rate_limit"}, validJSON: true}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"auth code without a live abort is not concluded at exit", outcome{by: FinalizedByExit, exited: true, exitCode: 1, errs: []string{"Invalid API key"}, validJSON: true}, corral.StatusFailed, corral.ErrorCrash},
+		{"exit 0 without a result", outcome{by: FinalizedByExit, exited: true, validJSON: true}, corral.StatusFailed, corral.ErrorEmptyResult},
+		{"exit 0 with no JSON at all", outcome{by: FinalizedByExit, exited: true, lastText: "plain answer"}, corral.StatusFailed, corral.ErrorStream},
+		{"non-zero exit without a result", outcome{by: FinalizedByExit, exited: true, exitCode: 2, validJSON: true, stderr: "boom\n"}, corral.StatusFailed, corral.ErrorCrash},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, et, why := classify(&c.o)
+			if st != c.st || et != c.et {
+				t.Fatalf("got %s %q (%s), want %s %q", st, et, why, c.st, c.et)
+			}
+			if st != corral.StatusSucceeded && why == "" {
+				t.Errorf("no reason")
+			}
+		})
+	}
+}
