@@ -159,8 +159,20 @@ func (t *reapTree) belongs(st procfs.Stat, byPid map[int]procfs.Stat, self int, 
 			return true
 		}
 	}
-	return sole && st.PPid == self && st.Start >= t.start && !reaper.Owned(st.Pid)
+	// Every process of every run lives outside the supervisor's session
+	// (runs start in a session of their own, and no process can join an
+	// existing session), so a child in our session is not a run's orphan:
+	// it is a child that other code in this program started.
+	return sole && st.PPid == self && st.Start >= t.start && st.Sid != ownSession() && !reaper.Owned(st.Pid)
 }
+
+var ownSession = sync.OnceValue(func() int {
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return -1
+	}
+	return sid
+})
 
 // scan returns the live members of the tree, learning new ones.
 func (t *reapTree) scan() []procfs.Stat {
