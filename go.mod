@@ -19,12 +19,21 @@ require (
 	github.com/tidwall/match v1.2.0
 	github.com/tidwall/pretty v1.2.1
 	github.com/tidwall/sjson v1.2.5
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.24.0
-	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1
 	modernc.org/mathutil v1.7.1
 	modernc.org/memory v1.12.1
 	modernc.org/sqlite v1.62.0
 	mvdan.cc/sh/v3 v3.14.1
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )

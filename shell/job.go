@@ -71,7 +71,8 @@ type JobOutput struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-var jobSeq atomic.Uint64
+// jobSeq numbers jobs; stateSeq names the state files of session jobs.
+var jobSeq, stateSeq atomic.Uint64
 
 // Start starts req.Command as a background job in a fresh shell and returns
 // at once with Result.JobID set (or Denied). The job ends with the Tool's
@@ -112,7 +113,7 @@ func (s *Session) Start(ctx context.Context, req Request) (*Result, error) {
 	if res := t.check(ctx, req.Command, dir, s.id, "job_start"); res != nil {
 		return res, nil
 	}
-	id := "j" + strconv.FormatUint(jobSeq.Add(1), 10)
+	id := "j" + strconv.FormatUint(stateSeq.Add(1), 10)
 	args, err := snapshot.Args(s.dir, id, st.Prefix, snapshot.Job, req.Command)
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)

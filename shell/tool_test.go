@@ -180,7 +180,7 @@ func TestRunStreamsOutputAndReportsTheProcess(t *testing.T) {
 	var got strings.Builder
 	started := 0
 	res, err := tool.Run(context.Background(), Request{
-		Command:  "echo one; echo two >&2",
+		Command: "echo one; echo two >&2",
 		OnOutput: func(stream string, p []byte) {
 			mu.Lock()
 			defer mu.Unlock()

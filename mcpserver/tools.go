@@ -1,0 +1,216 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/corralrun/corral/shell"
+)
+
+// RunInput is run_command's input.
+type RunInput struct {
+	Command        string `json:"command" jsonschema:"the shell command line to run in bash; may span several lines"`
+	TimeoutMS      int64  `json:"timeout_ms,omitempty" jsonschema:"timeout in milliseconds; omit for the default; capped at the maximum; for a background job, omit for none"`
+	Workdir        string `json:"workdir,omitempty" jsonschema:"run this one command in this directory; the session's own directory does not change"`
+	Background     bool   `json:"background,omitempty" jsonschema:"start the command as a background job and return at once with its job_id; read it with job_output, stop it with job_kill"`
+	MaxOutputChars int    `json:"max_output_chars,omitempty" jsonschema:"character budget for stdout and stderr together (head and tail are kept); omit for the default"`
+}
+
+// JobInput names a job.
+type JobInput struct {
+	JobID string `json:"job_id" jsonschema:"the job_id that run_command returned"`
+}
+
+// JobOutputInput is job_output's input.
+type JobOutputInput struct {
+	JobID  string `json:"job_id" jsonschema:"the job_id that run_command returned"`
+	Since  *int64 `json:"since,omitempty" jsonschema:"output offset to read from (the next value of a previous call); omit to get what is new since your last read"`
+	WaitMS int64  `json:"wait_ms,omitempty" jsonschema:"if there is no new output yet, wait up to this many milliseconds for some or for the job to end (at most 60000)"`
+}
+
+// Empty is the input of tools without parameters.
+type Empty struct{}
+
+// JobList is list_jobs' output.
+type JobList struct {
+	Jobs []shell.JobInfo `json:"jobs"`
+}
+
+// ResetOutput is reset_session's output.
+type ResetOutput struct {
+	Cwd string `json:"cwd"`
+}
+
+func (s *Server) addTools() {
+	t := s.tool
+	env, _ := t.Environment(context.Background()) // only for the limits
+	def, maxT, chars := int64(120000), int64(600000), 30000
+	if env != nil {
+		def, maxT, chars = env.DefaultTimeoutMS, env.MaxTimeoutMS, env.MaxOutputChars
+	}
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name: "run_command",
+		Description: fmt.Sprintf(`Run a shell command in this connection's persistent bash session and return its exit code, stdout and stderr.
+
+State carries over between calls: the working directory (cd), exported and plain variables, functions, aliases and shell options. The session survives timeouts, exit, set -e failures and syntax errors; if a command's shell is killed hard, the result says session_restarted and the session continues from the state before that command.
+
+- stdin is empty (/dev/null): interactive prompts get end-of-file, so pass flags such as -y / --yes / --no-pager.
+- Timeout: %d ms by default, at most %d ms (timeout_ms). On timeout the command's whole process tree is stopped and timed_out is true; the output shows what it printed before. Rerun with a larger timeout_ms, or use background.
+- Output: stdout and stderr together are limited to %d characters; the beginning and the end are kept. When truncated is true, full_output_path names a file holding all of it: search it with grep or read parts with sed -n / tail instead of rerunning.
+- Processes started with & end when the command ends. For servers, watchers and long builds set background: true; then read their output with job_output and stop them with job_kill.
+- The first line of the result and the lines before the output sections come from the tool; command output only ever appears between <stdout ID> and </stdout ID> (or stderr) fences, where ID is random per result.`, def, maxT, chars),
+	}, s.runCommand)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "job_output",
+		Description: "Read the output of a background job that run_command started with background: true. Returns the output (stdout and stderr interleaved) produced since your last read, or since the offset `since`, plus `next` (the offset to continue from) and the job's status: running, exited (with exit_code), killed or timed_out. Set wait_ms to wait for new output or for the job to end instead of polling with sleep. Long output keeps its beginning and end; the job's complete log is at log_path.",
+	}, s.jobOutput)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "job_kill",
+		Description: "Stop a background job and its whole process tree (SIGTERM, then SIGKILL after a grace period) and return its final status. Jobs also end when the session is reset or the connection closes.",
+	}, s.jobKill)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "list_jobs",
+		Description: "List this session's background jobs, running and ended: job_id, command, status (running, exited, killed, timed_out), pid, exit_code, output size and log_path.",
+	}, s.listJobs)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "reset_session",
+		Description: "Start the shell session afresh: stops all background jobs and resets the working directory, environment, variables, functions, aliases and options to their initial state. Use it when the session's state is broken; a failed or timed-out command does not need it.",
+	}, s.resetSession)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "environment",
+		Description: "Describe where commands run: OS and architecture, the shell and its version, the session's current working directory, versions of common tools (git, go, node, python3, …, or \"not found\"), and the timeout and output limits. Call it once before planning commands.",
+	}, s.environment)
+}
+
+func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+
+func jsonText(v any) []mcp.Content {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return text(string(b))
+}
+
+func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, *shell.Result, error) {
+	sh, err := s.session(ctx, req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := shell.Request{
+		Command:        in.Command,
+		Timeout:        time.Duration(in.TimeoutMS) * time.Millisecond,
+		Dir:            in.Workdir,
+		MaxOutputChars: in.MaxOutputChars,
+	}
+	if in.TimeoutMS < 0 || in.MaxOutputChars < 0 {
+		return nil, nil, fmt.Errorf("timeout_ms and max_output_chars must not be negative")
+	}
+	var res *shell.Result
+	if in.Background {
+		res, err = sh.Start(ctx, r)
+	} else {
+		res, err = sh.Run(ctx, r)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.logger.Info("run_command", "command", trimForLog(in.Command), "status", res.Status())
+	return &mcp.CallToolResult{Content: text(res.Text()), IsError: res.Denied}, res, nil
+}
+
+func (s *Server) job(ctx context.Context, req *mcp.CallToolRequest, id string) (*shell.Session, *shell.Job, error) {
+	sh, err := s.session(ctx, req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, ok := sh.Job(id)
+	if !ok {
+		return nil, nil, fmt.Errorf("no job %q in this session: list_jobs shows the jobs there are", id)
+	}
+	return sh, j, nil
+}
+
+func (s *Server) jobOutput(ctx context.Context, req *mcp.CallToolRequest, in JobOutputInput) (*mcp.CallToolResult, *shell.JobOutput, error) {
+	_, j, err := s.job(ctx, req, in.JobID)
+	if err != nil {
+		return nil, nil, err
+	}
+	since := int64(-1)
+	if in.Since != nil {
+		since = *in.Since
+	}
+	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	o := j.Output(ctx, since, wait, 0)
+	return &mcp.CallToolResult{Content: text(renderJobOutput(o))}, &o, nil
+}
+
+func renderJobOutput(o shell.JobOutput) string {
+	status := o.Status
+	if o.ExitCode != nil {
+		status += fmt.Sprintf(" (exit_code %d)", *o.ExitCode)
+	}
+	id := fence(o.Output)
+	b := fmt.Sprintf("[corral %s] job %s %s · output %d..%d of %d bytes", id, o.ID, status, o.Since, o.Next, o.OutputBytes)
+	if o.Dropped > 0 {
+		b += fmt.Sprintf(" · %d bytes in between are only in the log", o.Dropped)
+	}
+	if o.LogPath != "" {
+		b += " · log " + o.LogPath
+	}
+	b += "\n"
+	if o.Output == "" {
+		return b + "(no new output)\n"
+	}
+	out := o.Output
+	if out[len(out)-1] != '\n' {
+		out += "\n"
+	}
+	return b + "<output " + id + ">\n" + out + "</output " + id + ">\n"
+}
+
+func (s *Server) jobKill(ctx context.Context, req *mcp.CallToolRequest, in JobInput) (*mcp.CallToolResult, *shell.JobInfo, error) {
+	_, j, err := s.job(ctx, req, in.JobID)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := j.Kill()
+	return &mcp.CallToolResult{Content: jsonText(info)}, &info, nil
+}
+
+func (s *Server) listJobs(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *JobList, error) {
+	sh, err := s.session(ctx, req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &JobList{Jobs: sh.Jobs()}
+	if len(l.Jobs) == 0 {
+		return &mcp.CallToolResult{Content: text("no background jobs")}, l, nil
+	}
+	return &mcp.CallToolResult{Content: jsonText(l)}, l, nil
+}
+
+func (s *Server) resetSession(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *ResetOutput, error) {
+	sh, err := s.session(ctx, req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sh.Reset(ctx); err != nil {
+		return nil, nil, err
+	}
+	out := &ResetOutput{Cwd: sh.Cwd()}
+	return &mcp.CallToolResult{Content: text("session reset; working directory " + out.Cwd)}, out, nil
+}
+
+func (s *Server) environment(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *shell.Environment, error) {
+	sh, err := s.session(ctx, req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := sh.Environment(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: jsonText(e)}, e, nil
+}
