@@ -19,7 +19,8 @@ import (
 // runExecution is the job engine's work function: claim the execution,
 // run it, write its terminal state.
 func (s *Service) runExecution(ctx context.Context, id string) error {
-	e, err := s.st.Claim(ctx, id, s.id, time.Now().UTC())
+	logPath := filepath.Join(s.logDir, id+".jsonl")
+	e, err := s.st.Claim(ctx, id, s.id, time.Now().UTC(), logPath)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		s.hub.Notify(id)
 		return nil // a duplicate dispatch, or cancelled before it started
@@ -42,14 +43,9 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	if err != nil {
 		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
 	}
-	logPath := filepath.Join(s.logDir, id+".jsonl")
 	lw, err := runlog.Create(logPath, id, s.hub, s.cfg.MaxLogBytes)
 	if err != nil {
 		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: err.Error()}, nil)
-	}
-	if err := s.st.SetRunInfo(ctx, id, s.id, &store.Execution{LogPath: logPath}); err != nil {
-		lw.Close()
-		return nil // cancelled or taken over meanwhile
 	}
 	red := redact.New(append(redact.SecretEnv(a.Env), s.cfg.Secrets...)...)
 	timeout := e.Timeout.D()
@@ -145,7 +141,11 @@ func (s *Service) finish(e *store.Execution, o *store.Outcome, treeGone *time.Ti
 		return fmt.Errorf("record end of execution %s: %w", e.ID, err)
 	}
 	if treeGone != nil {
-		s.metrics.Observe(mRelease, time.Since(*treeGone).Seconds(), nil)
+		d := time.Since(*treeGone)
+		s.metrics.Observe(mRelease, d.Seconds(), nil)
+		if s.cfg.OnSlotReleased != nil {
+			s.cfg.OnSlotReleased(e.ID, d)
+		}
 	}
 	if applied {
 		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", fe.Agent, "status", string(fe.Status)})

@@ -61,6 +61,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the service's own log; nil discards it.
 	Logger *slog.Logger
+	// OnSlotReleased, if set, is called after a run's terminal state (and
+	// slot release) committed, with the time since its process tree was
+	// gone. It is for monitoring and benchmarks; it must not block.
+	OnSlotReleased func(executionID string, sinceTreeGone time.Duration)
 }
 
 // Service is one worker of the task service. Its methods are safe for

@@ -39,13 +39,13 @@ type Store interface {
 	// ListExecutions returns one page of executions, newest first, and the
 	// cursor of the next page ("" at the end).
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, string, error)
-	// Claim makes workerID the owner of an admitted execution and marks it
-	// started. It fails with ErrConflict when the execution is not running
+	// Claim makes workerID the owner of an admitted execution, marks it
+	// started and records where its log will be. It fails with ErrConflict when the execution is not running
 	// or is already owned (a duplicate dispatch), and returns the record
 	// otherwise. An execution whose cancellation was requested before it
 	// was claimed is finished as cancelled instead, and Claim fails with
 	// ErrConflict.
-	Claim(ctx context.Context, id, workerID string, now time.Time) (*Execution, error)
+	Claim(ctx context.Context, id, workerID string, now time.Time, logPath string) (*Execution, error)
 	// SetRunInfo records, while the run goes on, what recovery needs
 	// (the process tree's handle, the log path) and what has been salvaged
 	// so far (a headless session id). Zero fields of info are left as they

@@ -126,24 +126,17 @@ func countSlots(ctx context.Context, q querier, agent string) (int, error) {
 // takeSlot gives e the lowest free slot of a, marks it running and
 // dispatches it, all inside tx.
 func (s *Store) takeSlot(ctx context.Context, tx *sql.Tx, a *store.Agent, e *store.Execution, now time.Time) error {
-	rows, err := tx.QueryContext(ctx, `SELECT slot_no FROM corral_slots WHERE agent = ? ORDER BY slot_no`, a.Name)
+	// The lowest free slot number: 1, or the first number after a held
+	// slot that is not held itself.
+	var no int
+	err := tx.QueryRowContext(ctx, `SELECT CASE
+		WHEN NOT EXISTS (SELECT 1 FROM corral_slots WHERE agent = ?1 AND slot_no = 1) THEN 1
+		ELSE (SELECT min(s.slot_no) + 1 FROM corral_slots s WHERE s.agent = ?1
+			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = ?1 AND t.slot_no = s.slot_no + 1))
+		END`, a.Name).Scan(&no)
 	if err != nil {
 		return err
 	}
-	no := 1
-	for rows.Next() {
-		var n int
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		if n == no {
-			no++
-		} else if n > no {
-			break
-		}
-	}
-	rows.Close()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO corral_slots (agent, slot_no, execution_id, acquired_at) VALUES (?, ?, ?, ?)`,
 		a.Name, no, e.ID, micros(now)); err != nil {
 		return fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
@@ -195,7 +188,7 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, agent string, now time.
 	}
 }
 
-func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time) (*store.Execution, error) {
+func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time, logPath string) (*store.Execution, error) {
 	var out *store.Execution
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		e, err := getExecution(ctx, tx, id)
@@ -213,6 +206,7 @@ func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time) (
 		}
 		e.WorkerID = workerID
 		e.StartedAt = &now
+		e.LogPath = logPath
 		out = e
 		return putExecution(ctx, tx, e)
 	})

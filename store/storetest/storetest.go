@@ -330,7 +330,7 @@ func testClaimOnce(t *testing.T, s store.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now()); err == nil {
+			if _, err := s.Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "/log"); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()
@@ -351,7 +351,10 @@ func testClaimOnce(t *testing.T, s store.Store) {
 	if err := s.SetRunInfo(ctx, e.ID, "other", &store.Execution{Handle: &h}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("run info from a non-owner: %v", err)
 	}
-	if err := s.SetRunInfo(ctx, e.ID, got.WorkerID, &store.Execution{Handle: &h, LogPath: "/log", SessionID: "sess"}); err != nil {
+	if got.LogPath != "/log" {
+		t.Fatalf("claim did not record the log path: %q", got.LogPath)
+	}
+	if err := s.SetRunInfo(ctx, e.ID, got.WorkerID, &store.Execution{Handle: &h, SessionID: "sess"}); err != nil {
 		t.Fatal(err)
 	}
 	got = get(t, s, e.ID)
@@ -365,7 +368,7 @@ func testCancel(t *testing.T, s store.Store) {
 	running := submit(t, s, "k", "r")
 	unclaimed := submit(t, s, "k", "u")
 	queued := submit(t, s, "k", "q")
-	if _, err := s.Claim(ctx, running.ID, "w1", time.Now()); err != nil {
+	if _, err := s.Claim(ctx, running.ID, "w1", time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := s.RequestCancel(ctx, queued.ID, time.Now()); err != nil || e.Status != corral.StatusCancelled {
@@ -374,7 +377,7 @@ func testCancel(t *testing.T, s store.Store) {
 	if e, err := s.RequestCancel(ctx, unclaimed.ID, time.Now()); err != nil || e.Status != corral.StatusCancelled {
 		t.Fatalf("cancel unclaimed: %v %+v", err, e)
 	}
-	if _, err := s.Claim(ctx, unclaimed.ID, "w2", time.Now()); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.Claim(ctx, unclaimed.ID, "w2", time.Now(), ""); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("claim after cancel: %v", err)
 	}
 	e, err := s.RequestCancel(ctx, running.ID, time.Now())
@@ -563,7 +566,7 @@ func testWorkers(t *testing.T, s store.Store) {
 func testUnclaimed(t *testing.T, s store.Store) {
 	agent(t, s, "u", 2, store.OverflowReject, 0)
 	a, b := submit(t, s, "u", "a"), submit(t, s, "u", "b")
-	if _, err := s.Claim(ctx, a.ID, "w", time.Now()); err != nil {
+	if _, err := s.Claim(ctx, a.ID, "w", time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	un, err := s.Unclaimed(ctx, time.Now().Add(time.Second))
@@ -584,7 +587,7 @@ func testEngine(t *testing.T, s store.Store) {
 	ran := map[string]int{}
 	done := make(chan string, 10)
 	err := s.StartEngine(ctx, store.EngineConfig{WorkerID: "w-engine", Run: func(rctx context.Context, id string) error {
-		if _, err := s.Claim(rctx, id, "w-engine", time.Now()); err != nil {
+		if _, err := s.Claim(rctx, id, "w-engine", time.Now(), ""); err != nil {
 			return nil
 		}
 		mu.Lock()

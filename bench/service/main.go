@@ -1,0 +1,250 @@
+// Command service measures corral's task service on the embedded SQLite
+// store and prints each figure beside the peer it is compared with,
+// measured in the same run on the same machine:
+//
+//   - admission decision (one Submit transaction) p50/p99, beside a bare
+//     INSERT transaction on the same database file (the floor of any
+//     durable decision), and beside the whole HTTP round trip;
+//   - end-to-end trivial shell tasks per second (submit over HTTP, run
+//     under supervision, record), beside the same commands run with
+//     proc.Run directly at the same concurrency (the supervision floor);
+//   - slot release latency after a run's process tree is gone, beside a
+//     bare UPDATE transaction (the commit floor).
+//
+// Run it as root on Linux for the cgroup tier: go run ./bench/service
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/api"
+	"github.com/corralrun/corral/client"
+	"github.com/corralrun/corral/proc"
+	"github.com/corralrun/corral/service"
+	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/sqlite"
+)
+
+var (
+	admissions  = flag.Int("admissions", 2000, "admission decisions to time")
+	tasks       = flag.Int("tasks", 1000, "trivial tasks to run end to end")
+	parallel    = flag.Int("parallel", 32, "slots of the agent (and concurrency of the peer)")
+	submitters  = flag.Int("submitters", 16, "concurrent HTTP submitters")
+	releaseRuns = flag.Int("release-runs", 300, "runs to time the slot release of")
+)
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "corral-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
+	check(err)
+	defer st.Close()
+
+	var relMu sync.Mutex
+	var releases []time.Duration
+	svc, err := service.New(service.Config{Store: st, DataDir: dir, OnSlotReleased: func(_ string, d time.Duration) {
+		relMu.Lock()
+		releases = append(releases, d)
+		relMu.Unlock()
+	}})
+	check(err)
+	check(svc.Start(ctx))
+	defer svc.Close(ctx)
+	h, err := api.New(api.Config{Service: svc})
+	check(err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := client.New(srv.URL, "")
+
+	fmt.Printf("corral task service benchmark  (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
+
+	// 1. Admission decision.
+	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "adm", Kind: store.KindShell, Shell: "true", MaxParallelTasks: 10000})
+	check(err)
+	_, err = st.DB().Exec(`CREATE TABLE bench_peer (id INTEGER PRIMARY KEY, v TEXT)`)
+	check(err)
+	var submit, bare, roundTrip []time.Duration
+	// The agent's runs would start; keep them from competing: a reject
+	// agent at capacity takes the same transaction path (and the engine
+	// stays idle), so admissions are timed on a full agent and on an
+	// empty one alternately.
+	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "full", Kind: store.KindShell, MaxParallelTasks: 1})
+	check(err)
+	_, err = svc.Submit(ctx, service.Task{Agent: "full", Input: "sleep 3600"})
+	check(err)
+	for i := range *admissions {
+		t0 := time.Now()
+		svc.Submit(ctx, service.Task{Agent: "full", Input: "true"}) // rejected: a full decision, recorded
+		submit = append(submit, time.Since(t0))
+		t0 = time.Now()
+		_, err := st.DB().Exec(`INSERT INTO bench_peer (v) VALUES (?)`, fmt.Sprint(i))
+		check(err)
+		bare = append(bare, time.Since(t0))
+		if i%4 == 0 {
+			t0 = time.Now()
+			c.Submit(ctx, "full", "true", 0)
+			roundTrip = append(roundTrip, time.Since(t0))
+		}
+	}
+	// The heaviest decision: a slot taken and the run dispatched to River
+	// in the same transaction (the runs are "true -c true" and start at
+	// once, as in production).
+	// Paced at the target throughput (100 tasks/s), and in a burst that
+	// starts processes faster than 2 cores can spawn them.
+	admit := func(n int, pace time.Duration) []time.Duration {
+		var out []time.Duration
+		tick := time.Now()
+		for range n {
+			t0 := time.Now()
+			_, err := svc.Submit(ctx, service.Task{Agent: "adm", Input: "true"})
+			check(err)
+			out = append(out, time.Since(t0))
+			tick = tick.Add(pace)
+			time.Sleep(time.Until(tick))
+		}
+		return out
+	}
+	paced := admit(*admissions/4, 10*time.Millisecond)
+	burst := admit(*admissions/4, 0)
+	waitAll(ctx, svc, "adm", *admissions/2)
+	fmt.Printf("admission decision, one transaction\n")
+	fmt.Printf("  corral Submit, admitted, 100/s          n=%-5d p50 %8s  p99 %8s   (target p99 <= 10ms)\n", len(paced), pct(paced, 50), pct(paced, 99))
+	fmt.Printf("  corral Submit, admitted, burst          n=%-5d p50 %8s  p99 %8s   (each starts a process at once)\n", len(burst), pct(burst, 50), pct(burst, 99))
+	fmt.Printf("  corral Submit, rejected at capacity     n=%-5d p50 %8s  p99 %8s\n", len(submit), pct(submit, 50), pct(submit, 99))
+	fmt.Printf("  peer: bare INSERT transaction           n=%-5d p50 %8s  p99 %8s\n", len(bare), pct(bare, 50), pct(bare, 99))
+	fmt.Printf("  corral POST /tasks round trip (HTTP)    n=%-5d p50 %8s  p99 %8s\n\n", len(roundTrip), pct(roundTrip, 50), pct(roundTrip, 99))
+	cancelAll(ctx, svc, "full")
+
+	// 2. End-to-end trivial tasks per second.
+	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "e2e", Kind: store.KindShell, MaxParallelTasks: *parallel, Overflow: store.OverflowQueue, MaxBacklog: *tasks + 10})
+	check(err)
+	relMu.Lock()
+	releases = nil
+	relMu.Unlock()
+	t0 := time.Now()
+	ids := make(chan string, *tasks)
+	var wg sync.WaitGroup
+	per := *tasks / *submitters
+	for range *submitters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				e, err := c.Submit(ctx, "e2e", "true", 0)
+				check(err)
+				ids <- e.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	n := per * *submitters
+	waitAll(ctx, svc, "e2e", n)
+	e2e := time.Since(t0)
+
+	t0 = time.Now()
+	sem := make(chan struct{}, *parallel)
+	for range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, err := proc.Run(ctx, &proc.Spec{Args: []string{"bash", "-c", "true"}})
+			check(err)
+		}()
+	}
+	wg.Wait()
+	peer := time.Since(t0)
+	fmt.Printf("end-to-end trivial shell tasks (bash -c true), n=%d, %d slots, %d HTTP submitters\n", n, *parallel, *submitters)
+	fmt.Printf("  corral serve (submit, run, record)  %7.1f tasks/s   (target >= 100/s)\n", float64(n)/e2e.Seconds())
+	fmt.Printf("  peer: proc.Run alone, same concurrency %4.1f runs/s\n\n", float64(n)/peer.Seconds())
+
+	// 3. Slot release latency after the tree is gone.
+	relMu.Lock()
+	releases = nil
+	relMu.Unlock()
+	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "rel", Kind: store.KindShell, MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: *releaseRuns + 10})
+	check(err)
+	for range *releaseRuns {
+		_, err := svc.Submit(ctx, service.Task{Agent: "rel", Input: "sleep 0.01 & true"})
+		check(err)
+	}
+	waitAll(ctx, svc, "rel", *releaseRuns)
+	var upd []time.Duration
+	for i := range *releaseRuns {
+		t0 := time.Now()
+		_, err := st.DB().Exec(`UPDATE bench_peer SET v = ? WHERE id = ?`, "x", i+1)
+		check(err)
+		upd = append(upd, time.Since(t0))
+	}
+	relMu.Lock()
+	rel := slices.Clone(releases)
+	relMu.Unlock()
+	fmt.Printf("slot release after the process tree is gone (terminal state + release + promotion, one tx), n=%d\n", len(rel))
+	fmt.Printf("  corral release              p50 %8s  p99 %8s  max %8s   (target <= 100ms)\n", pct(rel, 50), pct(rel, 99), pct(rel, 100))
+	fmt.Printf("  peer: bare UPDATE tx        p50 %8s  p99 %8s\n", pct(upd, 50), pct(upd, 99))
+}
+
+func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		list, _, err := svc.Executions(ctx, service.ExecutionFilter{Agent: agent, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed}, Limit: 1000})
+		check(err)
+		if len(list) >= n || len(list) == 1000 && countDone(ctx, svc, agent) >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "timed out waiting for runs")
+	os.Exit(1)
+}
+
+func countDone(ctx context.Context, svc *service.Service, agent string) int {
+	n, cursor := 0, ""
+	for {
+		list, next, err := svc.Executions(ctx, service.ExecutionFilter{Agent: agent, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed}, Limit: 1000, Cursor: cursor})
+		check(err)
+		n += len(list)
+		if next == "" {
+			return n
+		}
+		cursor = next
+	}
+}
+
+func cancelAll(ctx context.Context, svc *service.Service, agent string) {
+	list, _, _ := svc.Executions(ctx, service.ExecutionFilter{Agent: agent, Statuses: []corral.Status{corral.StatusRunning, corral.StatusQueued}, Limit: 1000})
+	for _, e := range list {
+		svc.Cancel(ctx, e.ID)
+	}
+}
+
+func pct(d []time.Duration, p int) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := min(len(s)-1, len(s)*p/100)
+	return s[i].Round(time.Microsecond).String()
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,62 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/sqlite"
+)
+
+func benchStore(b *testing.B, slots int, overflow store.Overflow) *sqlite.Store {
+	s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(b.TempDir(), "corral.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	a := &store.Agent{Name: "a", Kind: store.KindShell, MaxParallelTasks: slots, Overflow: overflow, MaxBacklog: 1 << 20}
+	a.Normalize()
+	if err := s.CreateAgent(context.Background(), a); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkSubmitAdmitted times the heaviest admission: a slot taken and
+// the run handed to River in the same transaction.
+func BenchmarkSubmitAdmitted(b *testing.B) {
+	s := benchStore(b, 10000, store.OverflowReject)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSubmitQueued times a decision that queues.
+func BenchmarkSubmitQueued(b *testing.B) {
+	s := benchStore(b, 1, store.OverflowQueue)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBareInsert is the peer: the cheapest durable write on the same
+// kind of database.
+func BenchmarkBareInsert(b *testing.B) {
+	s := benchStore(b, 1, store.OverflowReject)
+	db := s.DB()
+	if _, err := db.Exec(`CREATE TABLE peer (id INTEGER PRIMARY KEY, v TEXT)`); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := db.Exec(`INSERT INTO peer (v) VALUES ('x')`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
