@@ -48,7 +48,7 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	if t.family != famBash {
 		return nil, fmt.Errorf("%w; %s is a %s shell: use one-shot runs with it, or set Tool.Shell to bash", ErrNoSession, t.shell, t.family)
 	}
-	dir, err := os.MkdirTemp("", "corral-session-")
+	dir, err := os.MkdirTemp(stateDir(), "corral-session-")
 	if err != nil {
 		return nil, fmt.Errorf("shell: creating the session's state directory: %w", err)
 	}
@@ -198,7 +198,7 @@ func (s *Session) removeOld(prefix string) {
 	if prefix == "" {
 		return
 	}
-	for _, ext := range []string{".env", ".sh", ".o", ".n", ".cmd"} {
+	for _, ext := range snapshot.Exts {
 		os.Remove(prefix + ext)
 	}
 }
@@ -223,7 +223,7 @@ func (s *Session) Reset(ctx context.Context) error {
 	// Adopt the fresh state files into our directory.
 	s.seq++
 	id := "c" + strconv.Itoa(s.seq)
-	for _, ext := range []string{".env", ".sh"} {
+	for _, ext := range []string{".v", ".sh", ".o"} {
 		if err := os.Rename(fresh.state.Prefix+ext, s.dir+"/"+id+ext); err != nil {
 			fresh.Close()
 			return fmt.Errorf("shell: resetting the session: %w", err)
@@ -259,4 +259,15 @@ func (s *Session) closeQuiet() {
 	s.done = true
 	s.mu.Unlock()
 	os.RemoveAll(s.dir)
+}
+
+var (
+	stateDirOnce sync.Once
+	stateDirPath string
+)
+
+// stateDir is where sessions keep their state files.
+func stateDir() string {
+	stateDirOnce.Do(func() { stateDirPath = snapshot.TempDir() })
+	return stateDirPath
 }

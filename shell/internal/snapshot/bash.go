@@ -32,6 +32,21 @@ const (
 	Job Mode = "job"
 )
 
+// skip lists the variables bash manages itself, which a snapshot leaves
+// out.
+var skip = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`BASH BASHOPTS BASHPID BASH_ALIASES BASH_ARGC BASH_ARGV BASH_ARGV0
+		BASH_CMDS BASH_COMMAND BASH_EXECUTION_STRING BASH_LINENO BASH_LOADABLES_PATH BASH_MONOSECONDS
+		BASH_REMATCH BASH_SOURCE BASH_SUBSHELL BASH_TRAPSIG BASH_VERSINFO BASH_VERSION COLUMNS
+		COMP_WORDBREAKS DIRSTACK EPOCHREALTIME EPOCHSECONDS EUID FUNCNAME GROUPS HISTCMD HOSTNAME
+		HOSTTYPE LINENO LINES MACHTYPE OPTARG OPTERR OPTIND OSTYPE PIPESTATUS PPID PWD RANDOM
+		SECONDS SHELLOPTS SHLVL SRANDOM UID _`) {
+		m[n] = true
+	}
+	return m
+}()
+
 // maxArg is the longest command passed as an argument; longer ones go
 // through a file (Linux caps one argument at 128 KiB).
 const maxArg = 96 << 10
@@ -48,61 +63,37 @@ const script = `builtin eval "$1"; builtin eval "$__corral_pre$__corral_cmd"`
 // directory, $3 this call's id, $4 the previous state's prefix (empty for
 // none), $5 the mode, $6 "arg" or "file", $7 the command or the file
 // holding it.
-const wrapper = `__corral_d=$2 __corral_id=$3 __corral_prev=$4 __corral_mode=$5
+var wrapper = `__corral_d=$2 __corral_id=$3 __corral_prev=$4 __corral_mode=$5
 if [[ $6 == file ]]; then __corral_cmd=$(<"$7"); else __corral_cmd=$7; fi
 builtin shift 7
 __corral_pre= __corral_saved=
 __corral_save() {
 	[[ -n $__corral_saved || $__corral_mode == job ]] && return
 	__corral_saved=1
-	local __corral_f=$__corral_d/$__corral_id __corral_n __corral_a __corral_l __corral_pre=
-	local -a __corral_names __corral_fx __corral_fn __corral_opts
+	local __corral_fl=$- __corral_f=$__corral_d/$__corral_id __corral_n __corral_a __corral_l __corral_pre=
+	local -a __corral_fx __corral_fn
+	builtin set +xv
 	builtin set +o >"$__corral_f.o"
-	builtin set +euvx +o pipefail
-	builtin mapfile -t __corral_opts <"$__corral_f.o"
+	builtin set +eu +o pipefail
+	[[ $__corral_fl == *x* ]] && __corral_pre+=$'builtin set -x\n'
+	[[ $__corral_fl == *v* ]] && __corral_pre+=$'builtin set -v\n'
+	builtin declare -F >"$__corral_f.n"
+	builtin mapfile -t __corral_fn <"$__corral_f.n"
+	for __corral_l in "${__corral_fn[@]}"; do
+		[[ $__corral_l == "declare -fx "* ]] && __corral_fx+=("${__corral_l##* }")
+	done
 	{
-		builtin compgen -v >"$__corral_f.n"
-		builtin mapfile -t __corral_names <"$__corral_f.n"
-		for __corral_n in "${__corral_names[@]}"; do
-			case $__corral_n in
-			BASH|BASH_*|BASHOPTS|BASHPID|COLUMNS|COMP_*|DIRSTACK|EPOCHREALTIME|EPOCHSECONDS|EUID|FUNCNAME|GROUPS|HISTCMD|HOSTNAME|HOSTTYPE|LINENO|LINES|MACHTYPE|OPTARG|OPTERR|OPTIND|OSTYPE|PIPESTATUS|PPID|PWD|RANDOM|SECONDS|SHELLOPTS|SHLVL|SRANDOM|UID|_|__corral_*) continue ;;
-			esac
-			__corral_a=${!__corral_n@a}
-			[[ $__corral_a == x ]] && continue
-			builtin declare -p "$__corral_n" 2>/dev/null
-		done
-		builtin declare -F >"$__corral_f.n"
-		builtin mapfile -t __corral_names <"$__corral_f.n"
-		for __corral_l in "${__corral_names[@]}"; do
-			__corral_n=${__corral_l##* }
-			[[ $__corral_n == __corral_* ]] && continue
-			__corral_fn+=("$__corral_n")
-			[[ $__corral_l == "declare -fx "* ]] && __corral_fx+=("$__corral_n")
-		done
-		((${#__corral_fn[@]})) && builtin declare -f -- "${__corral_fn[@]}"
+		builtin declare -f
 		((${#__corral_fx[@]})) && builtin printf 'builtin export -f -- %q\n' "${__corral_fx[@]}"
 		builtin alias -p
 		builtin umask -p
 		builtin shopt -p
-		for __corral_l in "${__corral_opts[@]}"; do
-			case $__corral_l in
-			"set -o xtrace") __corral_pre+=$'builtin set -x\n' ;;
-			"set -o verbose") __corral_pre+=$'builtin set -v\n' ;;
-			*xtrace|*verbose) ;;
-			*) builtin printf '%s\n' "$__corral_l" ;;
-			esac
-		done
 		builtin printf '__corral_pre=%q\n' "$__corral_pre"
 	} >"$__corral_f.sh" 2>/dev/null
-	builtin compgen -e >"$__corral_f.n"
-	builtin mapfile -t __corral_names <"$__corral_f.n"
 	{
 		builtin printf '%s\0' "$PWD"
-		for __corral_n in "${__corral_names[@]}"; do
-			case $__corral_n in SHLVL|_|PWD|__corral_*) continue ;; esac
-			builtin printf '%s=%s\0' "$__corral_n" "${!__corral_n}"
-		done
-		builtin printf '%s\0' ` + complete + `
+		builtin declare -p
+		builtin printf '\0%s\0' ` + complete + `
 	} >"$__corral_f.env"
 }
 builtin trap '{ __corral_save; } 2>/dev/null' EXIT
@@ -110,7 +101,9 @@ builtin trap '{ __corral_save; } 2>/dev/null; builtin exit 143' TERM
 if [[ $__corral_mode == init ]]; then
 	builtin shopt -s expand_aliases
 elif [[ -n $__corral_prev ]]; then
+	builtin . "$__corral_prev.v" 2>/dev/null
 	builtin . "$__corral_prev.sh" 2>/dev/null
+	builtin . "$__corral_prev.o" 2>/dev/null
 fi
 builtin unset __corral_prev
 `
@@ -141,31 +134,70 @@ type State struct {
 	Prefix string
 }
 
-// Load reads the state a step saved under dir with id. It reports false
-// when the step did not save a complete state (it was killed, exec'd
-// another program, or replaced the EXIT trap and exited).
+// Load reads the state a step saved under dir with id and writes the
+// variables to restore. It reports false when the step did not save a
+// complete state (it was killed, exec'd another program, or replaced the
+// EXIT trap and exited).
 func Load(dir, id string) (State, bool) {
 	prefix := filepath.Join(dir, id)
 	b, err := os.ReadFile(prefix + ".env")
 	if err != nil {
 		return State{}, false
 	}
-	fields := bytes.Split(b, []byte{0})
-	// A complete file ends "...\0corral-snapshot-complete\0": the split
-	// leaves an empty last field after the marker.
-	if len(fields) < 3 || len(fields[len(fields)-1]) != 0 || string(fields[len(fields)-2]) != complete {
+	// "cwd\0" + declare -p output + "\0marker\0"
+	cwd, rest, ok := bytes.Cut(b, []byte{0})
+	body, ok2 := bytes.CutSuffix(rest, []byte("\x00"+complete+"\x00"))
+	if !ok || !ok2 {
 		return State{}, false
 	}
-	st := State{Dir: string(fields[0]), Prefix: prefix}
-	for _, f := range fields[1 : len(fields)-2] {
-		st.Env = append(st.Env, string(f))
+	decls, err := parseDeclarations(string(body))
+	if err != nil {
+		return State{}, false
+	}
+	st := State{Dir: string(cwd), Prefix: prefix}
+	var vars strings.Builder
+	for _, d := range decls {
+		if skip[d.name] || strings.HasPrefix(d.name, "__corral_") {
+			continue
+		}
+		exported := strings.Contains(d.flags, "x")
+		array := strings.ContainsAny(d.flags, "aA")
+		if exported && !array && d.hasValue {
+			st.Env = append(st.Env, d.name+"="+d.value)
+			if d.flags == "x" {
+				continue // the environment restores it
+			}
+		}
+		vars.WriteString(d.raw)
+		vars.WriteByte('\n')
+	}
+	if err := os.WriteFile(prefix+".v", []byte(vars.String()), 0o600); err != nil {
+		return State{}, false
 	}
 	return st, true
 }
 
+// Exts are the extensions of a step's files.
+var Exts = []string{".env", ".v", ".sh", ".o", ".n", ".cmd"}
+
 // Remove deletes the files of the step id, saved or partial.
 func Remove(dir, id string) {
-	for _, ext := range []string{".env", ".sh", ".o", ".n", ".cmd"} {
+	for _, ext := range Exts {
 		os.Remove(filepath.Join(dir, id+ext))
 	}
+}
+
+// TempDir returns a directory for session state: a memory file system
+// when the machine has one writable (/dev/shm), where the small files a
+// step writes cost a tenth of what a disk file system's journal makes them
+// cost; otherwise the system's temporary directory.
+func TempDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", "corral-probe-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return os.TempDir()
 }

@@ -1,0 +1,213 @@
+// Command shell measures the agent shell tool against the figures of the
+// best-known peer (an agent framework's local shell tool) and against
+// references measured in the same run:
+//
+//   - per-command time of `true` in a persistent session, and one-shot;
+//     references: bash -c true started with os/exec (the floor of a fresh
+//     shell) and a long-lived bash reading commands with a random sentinel
+//     (the other way to build sessions);
+//   - how far past its deadline a timed-out session command returns, and
+//     that the next command sees the same cwd and exports;
+//   - peak RSS of `corral mcp` while 200 MB of output go through
+//     run_command.
+//
+// Run from the repository root: go run ./bench/shell
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/corralrun/corral/shell"
+)
+
+func main() {
+	n := flag.Int("n", 300, "commands per measurement")
+	timeouts := flag.Int("timeouts", 10, "timed-out commands to measure")
+	bin := flag.String("corral", "", "corral binary for the MCP measurement (default: build one)")
+	skipMCP := flag.Bool("skip-mcp", false, "skip the 200 MB MCP measurement")
+	flag.Parse()
+	ctx := context.Background()
+	tool := &shell.Tool{Dir: os.TempDir()}
+	defer tool.Close()
+
+	fmt.Println("## per-command time of `true` (ms)")
+	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "p99")
+	sess, err := tool.NewSession(ctx)
+	check(err)
+	report("corral session (shell.Session.Run)", measure(*n, func() {
+		res, err := sess.Run(ctx, shell.Request{Command: "true"})
+		check(err)
+		must(res.ExitCode == 0, "true failed")
+	}))
+	report("corral one-shot (shell.Tool.Run)", measure(*n, func() {
+		res, err := tool.Run(ctx, shell.Request{Command: "true"})
+		check(err)
+		must(res.ExitCode == 0, "true failed")
+	}))
+	report("reference: bash -c true via os/exec", measure(*n, func() {
+		check(exec.Command("bash", "-c", "true").Run())
+	}))
+	lb := newLongBash()
+	report("reference: long-lived bash + sentinel", measure(*n, func() { lb.run("true") }))
+	lb.close()
+	fmt.Printf("%-44s %8s\n", "peer: agent framework persistent shell", "~51")
+
+	fmt.Println()
+	fmt.Println("## timeout in a session: return past the deadline (ms), command dies on SIGTERM")
+	var late []time.Duration
+	for i := 0; i < *timeouts; i++ {
+		_, err := sess.Run(ctx, shell.Request{Command: "cd /; export BENCH_KEEP=" + strconv.Itoa(i)})
+		check(err)
+		const deadline = 500 * time.Millisecond
+		start := time.Now()
+		res, err := sess.Run(ctx, shell.Request{Command: "sleep 60", Timeout: deadline})
+		check(err)
+		late = append(late, time.Since(start)-deadline)
+		must(res.TimedOut && !res.SessionRestarted, "timeout lost the session")
+		res, err = sess.Run(ctx, shell.Request{Command: "pwd; echo $BENCH_KEEP"})
+		check(err)
+		must(res.Stdout == "/\n"+strconv.Itoa(i)+"\n", "state lost after timeout: "+res.Stdout)
+	}
+	report("corral session, 500 ms timeout", late)
+	fmt.Printf("%-44s %8s\n", "target", "<= 100")
+	fmt.Println("(after every timeout the next command saw the same cwd and exports)")
+	sess.Close()
+
+	if *skipMCP {
+		return
+	}
+	fmt.Println()
+	fmt.Println("## 200 MB of output through run_command: peak RSS of `corral mcp`")
+	hwm, took := mcp200(*bin)
+	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp", float64(hwm)/(1<<20), took.Seconds())
+	fmt.Printf("%-44s %8s MiB\n", "peer: agent framework shell tool", "400-800")
+	fmt.Printf("%-44s %8s MiB\n", "target", "<= 64")
+}
+
+func measure(n int, f func()) []time.Duration {
+	for i := 0; i < 10; i++ { // warm up
+		f()
+	}
+	d := make([]time.Duration, n)
+	for i := range d {
+		start := time.Now()
+		f()
+		d[i] = time.Since(start)
+	}
+	return d
+}
+
+func report(name string, d []time.Duration) {
+	slices.Sort(d)
+	q := func(p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
+	fmt.Printf("%-44s %8.2f %8.2f %8.2f\n", name, q(0.5), q(0.9), q(0.99))
+}
+
+// longBash is the reference session mechanism: one long-lived bash reading
+// commands on stdin and a random sentinel after each.
+type longBash struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func newLongBash() *longBash {
+	cmd := exec.Command("bash", "--noprofile", "--norc")
+	in, err := cmd.StdinPipe()
+	check(err)
+	out, err := cmd.StdoutPipe()
+	check(err)
+	check(cmd.Start())
+	return &longBash{cmd: cmd, in: in, out: bufio.NewReader(out)}
+}
+
+func (l *longBash) run(c string) {
+	var raw [8]byte
+	rand.Read(raw[:])
+	s := hex.EncodeToString(raw[:])
+	fmt.Fprintf(l.in, "%s </dev/null\nprintf '\\n%s %%d\\n' $?\n", c, s)
+	for {
+		line, err := l.out.ReadString('\n')
+		check(err)
+		if strings.HasPrefix(line, s) {
+			return
+		}
+	}
+}
+
+func (l *longBash) close() {
+	l.in.Close()
+	l.cmd.Wait()
+}
+
+func mcp200(bin string) (int64, time.Duration) {
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "corral-bench-")
+		check(err)
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "corral")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/corral")
+		build.Stderr = os.Stderr
+		check(build.Run())
+	}
+	spill, err := os.MkdirTemp("", "corral-bench-spill-")
+	check(err)
+	defer os.RemoveAll(spill)
+	cmd := exec.Command(bin, "mcp", "--spill-dir", spill)
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	check(err)
+	defer cs.Close()
+	start := time.Now()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{
+		"command": "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end",
+	}})
+	check(err)
+	took := time.Since(start)
+	b, _ := json.Marshal(res.StructuredContent)
+	var r struct {
+		StdoutBytes int64 `json:"stdout_bytes"`
+	}
+	check(json.Unmarshal(b, &r))
+	must(r.StdoutBytes >= 200000000, "output did not go through")
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	check(err)
+	for _, l := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, took
+		}
+	}
+	panic("no VmHWM")
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func must(ok bool, msg string) {
+	if !ok {
+		fmt.Fprintln(os.Stderr, "bench:", msg)
+		os.Exit(1)
+	}
+}
