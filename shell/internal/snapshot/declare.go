@@ -211,4 +211,3 @@ func ansiC(s string, i int) (int, string, error) {
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
-
