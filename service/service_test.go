@@ -419,3 +419,54 @@ func TestInvalidInputIsRefusedWithAClearError(t *testing.T) {
 		}
 	}
 }
+
+// fakeAgent is a headless agent that speaks Claude Code's stream-json: it
+// reports its session, leaves a background child holding its stdout, and
+// ends its turn with a result line, then lingers.
+const fakeAgent = `echo '{"type":"system","subtype":"init","session_id":"sess-1","permissionMode":"default"}'
+sleep 300 &
+echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"did $1\",\"num_turns\":3,\"total_cost_usd\":0.25,\"session_id\":\"sess-1\",\"usage\":{\"input_tokens\":5,\"output_tokens\":7}}"
+sleep 300`
+
+func TestHeadlessTurnEndsOnItsResultAndFreesTheSlot(t *testing.T) {
+	f := newFixture(t, service.Config{})
+	f.agent(service.Agent{Name: "bot", Kind: store.KindHeadless, MaxParallelTasks: 1, Command: []string{"bash", "-c", fakeAgent, "agent", "{{prompt}}"}})
+	start := time.Now()
+	e := f.submit("bot", "the thing")
+	e = f.waitTerminal(e.ID, 30*time.Second)
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("turn took %v: it waited for the process instead of the result", took)
+	}
+	if e.Status != corral.StatusSucceeded || e.Result != "did the thing" || e.SessionID != "sess-1" || e.NumTurns != 3 || e.CostUSD != 0.25 || e.FinalizedBy != "result" || len(e.Usage) == 0 {
+		t.Fatalf("turn record: %+v", e)
+	}
+	if slots, _ := f.svc.Slots(bg, "bot"); len(slots) != 0 {
+		t.Fatalf("slot still held: %+v", slots)
+	}
+	log, _ := readFile(e.LogPath)
+	if !strings.Contains(log, `"stream":"event"`) || !strings.Contains(log, "did the thing") {
+		t.Fatalf("events not logged:\n%s", log)
+	}
+	testutil.AssertNoTagged(t, f.tag, 10*time.Second)
+}
+
+func TestHeadlessIdleWatchdogFailsASilentTurnAndKeepsTheSession(t *testing.T) {
+	f := newFixture(t, service.Config{})
+	silent := `echo '{"type":"system","subtype":"init","session_id":"sess-2"}'; sleep 300`
+	f.agent(service.Agent{Name: "mute", Kind: store.KindHeadless, IdleTimeout: service.Duration(500 * time.Millisecond), Grace: service.Duration(200 * time.Millisecond), Command: []string{"bash", "-c", silent}})
+	e := f.waitTerminal(f.submit("mute", "hello").ID, 30*time.Second)
+	if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorIdle || e.SessionID != "sess-2" {
+		t.Fatalf("silent turn: %s %s session %q (%s)", e.Status, e.ErrorType, e.SessionID, e.Error)
+	}
+}
+
+func TestHeadlessCancelStopsTheTurn(t *testing.T) {
+	f := newFixture(t, service.Config{})
+	f.agent(service.Agent{Name: "long", Kind: store.KindHeadless, Command: []string{"bash", "-c", `echo '{"type":"system","subtype":"init","session_id":"s3"}'; sleep 300 & sleep 300`}})
+	e := f.submit("long", "x")
+	testutil.WaitFor(t, 20*time.Second, "turn started", func() bool { return f.get(e.ID).SessionID == "s3" })
+	f.svc.Cancel(bg, e.ID)
+	if e = f.waitTerminal(e.ID, 30*time.Second); e.Status != corral.StatusCancelled || e.SessionID != "s3" {
+		t.Fatalf("cancelled turn: %s %s", e.Status, e.SessionID)
+	}
+}
