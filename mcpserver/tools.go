@@ -47,11 +47,8 @@ type ResetOutput struct {
 
 func (s *Server) addTools() {
 	t := s.tool
-	env, _ := t.Environment(context.Background()) // only for the limits
-	def, maxT, chars := int64(120000), int64(600000), 30000
-	if env != nil {
-		def, maxT, chars = env.DefaultTimeoutMS, env.MaxTimeoutMS, env.MaxOutputChars
-	}
+	lim := t.Limits()
+	def, maxT, chars := lim.Timeout.Milliseconds(), lim.MaxTimeout.Milliseconds(), lim.MaxOutputChars
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: "run_command",
 		Description: fmt.Sprintf(`Run a shell command in this connection's persistent bash session and return its exit code, stdout and stderr.
@@ -143,31 +140,7 @@ func (s *Server) jobOutput(ctx context.Context, req *mcp.CallToolRequest, in Job
 	}
 	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
 	o := j.Output(ctx, since, wait, 0)
-	return &mcp.CallToolResult{Content: text(renderJobOutput(o))}, &o, nil
-}
-
-func renderJobOutput(o shell.JobOutput) string {
-	status := o.Status
-	if o.ExitCode != nil {
-		status += fmt.Sprintf(" (exit_code %d)", *o.ExitCode)
-	}
-	id := fence(o.Output)
-	b := fmt.Sprintf("[corral %s] job %s %s · output %d..%d of %d bytes", id, o.ID, status, o.Since, o.Next, o.OutputBytes)
-	if o.Dropped > 0 {
-		b += fmt.Sprintf(" · %d bytes in between are only in the log", o.Dropped)
-	}
-	if o.LogPath != "" {
-		b += " · log " + o.LogPath
-	}
-	b += "\n"
-	if o.Output == "" {
-		return b + "(no new output)\n"
-	}
-	out := o.Output
-	if out[len(out)-1] != '\n' {
-		out += "\n"
-	}
-	return b + "<output " + id + ">\n" + out + "</output " + id + ">\n"
+	return &mcp.CallToolResult{Content: text(o.Text())}, &o, nil
 }
 
 func (s *Server) jobKill(ctx context.Context, req *mcp.CallToolRequest, in JobInput) (*mcp.CallToolResult, *shell.JobInfo, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -474,4 +475,31 @@ func (w *jobWriter) Write(p []byte) (int, error) {
 		w.on(w.name, p)
 	}
 	return len(p), nil
+}
+
+// Text renders the read for a model: the job's status first, then the
+// output inside fences tagged with a random id that does not occur in it,
+// with terminal escape sequences removed.
+func (o JobOutput) Text() string {
+	out := cleanText(o.Output)
+	id := fenceID(out)
+	status := o.Status
+	if o.ExitCode != nil {
+		status += fmt.Sprintf(" (exit_code %d)", *o.ExitCode)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[corral %s] job %s %s · output %d..%d of %d bytes · read on with since=%d", id, o.ID, status, o.Since, o.Next, o.OutputBytes, o.Next)
+	if o.Dropped > 0 {
+		fmt.Fprintf(&b, " · %d bytes in between were not kept in memory: read them in the log", o.Dropped)
+	}
+	if o.LogPath != "" {
+		b.WriteString(" · log " + o.LogPath)
+	}
+	b.WriteByte('\n')
+	if out == "" {
+		b.WriteString("(no new output)\n")
+		return b.String()
+	}
+	section(&b, "output", id, out)
+	return b.String()
 }

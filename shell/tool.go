@@ -341,3 +341,15 @@ func oneShotArgs(f family, command string) []string {
 	}
 	return []string{"-c", command}
 }
+
+// Limits are the effective limits of a Tool, its zero fields resolved.
+type Limits struct {
+	Timeout        time.Duration
+	MaxTimeout     time.Duration
+	MaxOutputChars int
+}
+
+// Limits returns the timeouts and the output budget commands get.
+func (t *Tool) Limits() Limits {
+	return Limits{Timeout: t.timeout(0), MaxTimeout: t.timeout(1 << 62), MaxOutputChars: t.maxChars(0)}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,5 +234,21 @@ func TestRunWithPlainSh(t *testing.T) {
 	}
 	if _, err := tool.NewSession(context.Background()); !errors.Is(err, ErrNoSession) {
 		t.Errorf("session with sh: %v", err)
+	}
+}
+
+func TestRunWithZsh(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Skip("zsh is not installed (Debian package zsh)")
+	}
+	tool, _ := newTool(t)
+	tool.Shell = "zsh"
+	res := run(t, tool, `print -r -- ${(U)${:-zsh}}; exit 2`)
+	if res.Stdout != "ZSH\n" || res.ExitCode != 2 {
+		t.Fatalf("got %+v", res)
+	}
+	e, err := tool.Environment(context.Background())
+	if err != nil || e.ShellFamily != "zsh" || e.ShellVersion == "" {
+		t.Errorf("environment %+v %v", e, err)
 	}
 }
