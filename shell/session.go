@@ -27,12 +27,13 @@ type Session struct {
 	id   string
 	dir  string // holds the state files
 
-	run   sync.Mutex // one command at a time
-	mu    sync.Mutex // guards the fields below
-	state snapshot.State
-	seq   int
-	jobs  jobTable
-	done  bool
+	run     sync.Mutex // one command at a time
+	running inflight
+	mu      sync.Mutex // guards the fields below
+	state   snapshot.State
+	seq     int
+	jobs    jobTable
+	done    bool
 }
 
 // NewSession starts a persistent session in the Tool's directory and
@@ -111,6 +112,11 @@ func (s *Session) Env() []string {
 // changes nothing. Processes the command left in the background are killed
 // when it ends; start long-running ones with Start.
 func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
+	ctx, done, ok := s.running.begin(ctx)
+	if !ok {
+		return nil, ErrClosed
+	}
+	defer done()
 	s.run.Lock()
 	defer s.run.Unlock()
 	s.mu.Lock()
@@ -237,10 +243,9 @@ func (s *Session) Reset(ctx context.Context) error {
 	return nil
 }
 
-// Close ends the session's background jobs, waiting for their process
-// trees to be gone, and removes its state. A command still running is
-// not waited for; its own timeout and context bound it. Close is
-// idempotent.
+// Close stops the command running in the session, if any (as a cancelled
+// context would), and its background jobs, waits for their process trees
+// to be gone, and removes the session's state. Close is idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.done {
@@ -249,6 +254,7 @@ func (s *Session) Close() error {
 	}
 	s.done = true
 	s.mu.Unlock()
+	s.running.close()
 	s.jobs.closeAll()
 	s.tool.audit(AuditRecord{Event: "session_close", Session: s.id}, nil)
 	return os.RemoveAll(s.dir)

@@ -209,3 +209,29 @@ func TestSessionCommandsGetNullStdin(t *testing.T) {
 		t.Fatal(err, res)
 	}
 }
+
+func TestSessionCloseStopsTheRunningCommand(t *testing.T) {
+	tool, tag := newTool(t)
+	s, err := tool.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *Result, 1)
+	go func() {
+		res, _ := s.Run(context.Background(), Request{Command: "sleep 300 & sleep 300"})
+		got <- res
+	}()
+	testutil.WaitFor(t, 5*time.Second, "command running", func() bool { return len(testutil.Tagged(tag)) >= 3 })
+	start := time.Now()
+	s.Close()
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if res := <-got; res == nil || !res.Cancelled {
+		t.Errorf("got %+v", res)
+	}
+	testutil.AssertNoTagged(t, tag, 2*time.Second)
+	if _, err := s.Run(context.Background(), Request{Command: "true"}); err != ErrClosed {
+		t.Errorf("run after close: %v", err)
+	}
+}

@@ -121,6 +121,7 @@ type Tool struct {
 	spillMu  sync.Mutex
 	ownSpill string // the directory we created, if any
 	jobs     jobTable
+	running  inflight
 	closed   bool
 }
 
@@ -264,9 +265,11 @@ func (t *Tool) Run(ctx context.Context, req Request) (*Result, error) {
 	if err := t.init(); err != nil {
 		return nil, err
 	}
-	if t.isClosed() {
+	ctx, done, ok := t.running.begin(ctx)
+	if !ok {
 		return nil, ErrClosed
 	}
+	defer done()
 	dir := req.Dir
 	if dir == "" {
 		dir = t.Dir
@@ -290,14 +293,16 @@ func (t *Tool) Run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// Close ends the Tool's background jobs (sessions are closed by their own
-// Close) and removes the Tool's own temporary directory. It waits for the
-// jobs' process trees to be gone.
+// Close stops the one-shot runs in flight (as a cancelled context would)
+// and the Tool's background jobs, waits for their process trees to be
+// gone, and removes the Tool's own temporary directory. Sessions are
+// closed by their own Close. Later calls return ErrClosed.
 func (t *Tool) Close() error {
 	t.spillMu.Lock()
 	t.closed = true
 	own := t.ownSpill
 	t.spillMu.Unlock()
+	t.running.close()
 	t.jobs.closeAll()
 	if own != "" {
 		return os.RemoveAll(own)
