@@ -71,6 +71,7 @@ func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
 		envMode     = fs.String("env", "inherit", "environment passed on: inherit, allowlist or clean")
 		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
 		audit       = fs.String("audit", "", "append an audit trail as JSON lines to `FILE` (- for stderr); secrets are redacted")
+		probe       = fs.String("probe-tools", strings.Join(shell.DefaultProbeTools, ","), "comma-separated `PROGRAMS` whose versions the environment probe reports")
 		allowEnv    stringList
 		setEnv      stringList
 		allow       stringList
@@ -86,6 +87,12 @@ func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
 			Grace: *grace, MaxOutputChars: *maxChars, SpillDir: *spillDir,
 			EnvAllow: allowEnv, Env: setEnv,
 			Policy: shell.Policy{Allow: allow, Deny: deny},
+		}
+		t.ProbeTools = []string{}
+		for _, p := range strings.Split(*probe, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				t.ProbeTools = append(t.ProbeTools, p)
+			}
 		}
 		var err error
 		if t.EnvMode, err = corral.ParseEnvMode(*envMode); err != nil {
