@@ -27,7 +27,7 @@ func (s *Store) CreateAgent(ctx context.Context, a *store.Agent) error {
 }
 
 func (s *Store) GetAgent(ctx context.Context, name string) (*store.Agent, error) {
-	return getAgent(ctx, s.db, name)
+	return getAgent(ctx, s.rdb, name)
 }
 
 type querier interface {
@@ -52,7 +52,7 @@ func getAgent(ctx context.Context, q querier, name string) (*store.Agent, error)
 }
 
 func (s *Store) ListAgents(ctx context.Context) ([]*store.Agent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}

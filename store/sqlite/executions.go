@@ -54,7 +54,7 @@ func decodeExecution(doc string) (*store.Execution, error) {
 }
 
 func (s *Store) GetExecution(ctx context.Context, id string) (*store.Execution, error) {
-	return getExecution(ctx, s.db, id)
+	return getExecution(ctx, s.rdb, id)
 }
 
 func (s *Store) Submit(ctx context.Context, sub *store.Submission) (*store.Admission, error) {
@@ -191,54 +191,83 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, agent string, now time.
 func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time, logPath string) (*store.Execution, error) {
 	var out *store.Execution
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		// One statement in the common case: the compare-and-set on the
+		// owner, editing the document in place.
+		var doc string
+		err := tx.QueryRowContext(ctx, `UPDATE corral_executions
+			SET worker_id = ?1, doc = json_set(doc, '$.worker_id', ?1, '$.started_at', ?2, '$.log_path', ?3)
+			WHERE id = ?4 AND status = 'running' AND worker_id = '' AND cancel_requested = 0
+			RETURNING doc`, workerID, now.UTC().Format(time.RFC3339Nano), logPath, id).Scan(&doc)
+		if err == nil {
+			out, err = decodeExecution(doc)
+			return err
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		e, err := getExecution(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if e.Status != corral.StatusRunning || e.WorkerID != "" {
-			return fmt.Errorf("execution %s is %s (owner %q): %w", id, e.Status, e.WorkerID, store.ErrConflict)
-		}
-		if e.CancelRequested {
+		if e.Status == corral.StatusRunning && e.WorkerID == "" && e.CancelRequested {
 			if _, err := s.finish(ctx, tx, e, &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", FinishedAt: now}); err != nil {
 				return err
 			}
 			return fmt.Errorf("execution %s was cancelled before it started: %w", id, store.ErrConflict)
 		}
-		e.WorkerID = workerID
-		e.StartedAt = &now
-		e.LogPath = logPath
-		out = e
-		return putExecution(ctx, tx, e)
+		return fmt.Errorf("execution %s is %s (owner %q): %w", id, e.Status, e.WorkerID, store.ErrConflict)
 	})
 	return out, err
 }
 
 func (s *Store) SetRunInfo(ctx context.Context, id, workerID string, info *store.Execution) error {
+	set := []string{}
+	args := []any{}
+	add := func(path string, v any, isJSON bool) {
+		if isJSON {
+			set = append(set, "'"+path+"', json(?)")
+		} else {
+			set = append(set, "'"+path+"', ?")
+		}
+		args = append(args, v)
+	}
+	if info.Handle != nil {
+		h, _ := json.Marshal(info.Handle)
+		add("$.handle", string(h), true)
+		add("$.containment", string(info.Handle.Containment), false)
+	}
+	if info.LogPath != "" {
+		add("$.log_path", info.LogPath, false)
+	}
+	if info.SessionID != "" {
+		add("$.session_id", info.SessionID, false)
+	}
+	if info.NumTurns != 0 {
+		add("$.num_turns", info.NumTurns, false)
+	}
+	if info.CostUSD != 0 {
+		add("$.cost_usd", info.CostUSD, false)
+	}
+	if len(info.Usage) > 0 {
+		add("$.usage", string(info.Usage), true)
+	}
+	if len(set) == 0 {
+		return nil
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		e, err := getExecution(ctx, tx, id)
+		res, err := tx.ExecContext(ctx, `UPDATE corral_executions SET doc = json_set(doc, `+strings.Join(set, ", ")+`)
+			WHERE id = ? AND status = 'running' AND worker_id = ?`, append(args, id, workerID)...)
 		if err != nil {
 			return err
 		}
-		if e.Status != corral.StatusRunning || e.WorkerID != workerID {
+		if n, _ := res.RowsAffected(); n == 0 {
+			e, err := getExecution(ctx, tx, id)
+			if err != nil {
+				return err
+			}
 			return fmt.Errorf("execution %s is %s, owned by %q: %w", id, e.Status, e.WorkerID, store.ErrConflict)
 		}
-		if info.Handle != nil {
-			h := *info.Handle
-			e.Handle = &h
-			e.Containment = h.Containment
-		}
-		setIf(&e.LogPath, info.LogPath)
-		setIf(&e.SessionID, info.SessionID)
-		if info.NumTurns != 0 {
-			e.NumTurns = info.NumTurns
-		}
-		if info.CostUSD != 0 {
-			e.CostUSD = info.CostUSD
-		}
-		if len(info.Usage) > 0 {
-			e.Usage = info.Usage
-		}
-		return putExecution(ctx, tx, e)
+		return nil
 	})
 }
 
@@ -345,7 +374,7 @@ func (s *Store) RequestCancel(ctx context.Context, id string, now time.Time) (*s
 }
 
 func (s *Store) CancelRequested(ctx context.Context, workerID string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM corral_executions WHERE status = 'running' AND worker_id = ? AND cancel_requested = 1`, workerID)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM corral_executions WHERE status = 'running' AND worker_id = ? AND cancel_requested = 1`, workerID)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +437,7 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
 	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -440,10 +469,10 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 }
 
 func (s *Store) Slots(ctx context.Context, agent string) ([]store.Slot, error) {
-	if _, err := getAgent(ctx, s.db, agent); err != nil {
+	if _, err := getAgent(ctx, s.rdb, agent); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = ? ORDER BY slot_no`, agent)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = ? ORDER BY slot_no`, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +501,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 		out[i] = store.AgentStats{Agent: a.Name, Capacity: a.MaxParallelTasks, ByStatus: map[corral.Status]int{}}
 		byName[a.Name] = &out[i]
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT agent, status, count(*) FROM corral_executions GROUP BY agent, status`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT agent, status, count(*) FROM corral_executions GROUP BY agent, status`)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +517,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 		}
 	}
 	rows.Close()
-	rows, err = s.db.QueryContext(ctx, `SELECT agent, count(*) FROM corral_slots GROUP BY agent`)
+	rows, err = s.rdb.QueryContext(ctx, `SELECT agent, count(*) FROM corral_slots GROUP BY agent`)
 	if err != nil {
 		return nil, err
 	}
@@ -507,7 +536,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 }
 
 func (s *Store) Unclaimed(ctx context.Context, admittedBefore time.Time) ([]*store.Execution, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = '' AND admitted_at < ? ORDER BY admitted_at`, micros(admittedBefore))
+	rows, err := s.rdb.QueryContext(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = '' AND admitted_at < ? ORDER BY admitted_at`, micros(admittedBefore))
 	if err != nil {
 		return nil, err
 	}

@@ -62,14 +62,14 @@ func (s *Store) CreateSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 func (s *Store) GetSchedule(ctx context.Context, id string) (*store.Schedule, error) {
-	return getSchedule(ctx, s.db, id)
+	return getSchedule(ctx, s.rdb, id)
 }
 
 func (s *Store) ListSchedules(ctx context.Context, agent string) ([]*store.Schedule, error) {
 	q := `SELECT doc FROM corral_schedules ORDER BY created_at, id`
 	var args []any
 	if agent != "" {
-		if _, err := getAgent(ctx, s.db, agent); err != nil {
+		if _, err := getAgent(ctx, s.rdb, agent); err != nil {
 			return nil, err
 		}
 		q = `SELECT doc FROM corral_schedules WHERE agent = ? ORDER BY created_at, id`
@@ -79,7 +79,7 @@ func (s *Store) ListSchedules(ctx context.Context, agent string) ([]*store.Sched
 }
 
 func (s *Store) schedules(ctx context.Context, q string, args ...any) ([]*store.Schedule, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 
 func (s *Store) NextFire(ctx context.Context) (time.Time, bool, error) {
 	var v sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM corral_schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&v)
+	err := s.rdb.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM corral_schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&v)
 	if err != nil || !v.Valid {
 		return time.Time{}, false, err
 	}

@@ -5,7 +5,9 @@
 // Every write runs in a BEGIN IMMEDIATE transaction through a single
 // connection, so the read-modify-write steps of admission, completion and
 // cancellation are serialized within the process, and SQLite's write lock
-// serializes them across processes sharing the file.
+// serializes them across processes sharing the file. Plain reads (listings,
+// lookups, metrics) go through a separate pool of read connections, which
+// WAL mode lets run beside the writer, so they never queue admissions.
 package sqlite
 
 import (
@@ -44,7 +46,8 @@ type Options struct {
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
-	db     *sql.DB
+	db     *sql.DB // the one writer connection, shared with River
+	rdb    *sql.DB // readers
 	engine *riverengine.Engine[*sql.Tx]
 }
 
@@ -98,7 +101,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, engine: eng}, nil
+	rq := url.Values{}
+	rq.Add("_pragma", "busy_timeout(10000)")
+	rq.Add("_pragma", "query_only(1)")
+	rdb, err := sql.Open("sqlite", "file:"+opts.Path+"?"+rq.Encode())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store: open readers: %w", err)
+	}
+	rdb.SetMaxOpenConns(4)
+	rdb.SetMaxIdleConns(4)
+	return &Store{db: db, rdb: rdb, engine: eng}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -128,7 +141,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 
 // Close closes the database. Stop the engine first.
 func (s *Store) Close() error {
-	return s.db.Close()
+	return errors.Join(s.rdb.Close(), s.db.Close())
 }
 
 // DB returns the database handle, for tests and benchmarks that look

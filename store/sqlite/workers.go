@@ -37,7 +37,7 @@ func (s *Store) Heartbeat(ctx context.Context, workerID string, now time.Time) e
 }
 
 func (s *Store) Workers(ctx context.Context) ([]*store.Worker, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT heartbeat_at, doc FROM corral_workers ORDER BY id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT heartbeat_at, doc FROM corral_workers ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
