@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -295,6 +296,25 @@ func (c *linuxChild) alive() int {
 
 func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	var st exitStatus
+	select {
+	case <-c.exit:
+	default:
+		// The main process survived SIGKILL (stuck in the kernel): do not
+		// block on it. The reaper takes it whenever it finally exits.
+		reaper.Disown(c.pid)
+		if c.pidfd != nil {
+			c.pidfd.Close()
+		}
+		pid := c.pid
+		claim := c.tree.claim
+		reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid || claim(z) }, func() bool {
+			_, err := procfs.ReadStat(pid)
+			return err != nil
+		})
+		c.tree.release(true)
+		c.unclaim()
+		return st, fmt.Errorf("main process %d survived SIGKILL; it is reaped when it exits", c.pid)
+	}
 	var ws unix.WaitStatus
 	var err error
 	for {
@@ -319,6 +339,9 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
+	if !detach {
+		c.settle(time.Now().Add(250 * time.Millisecond))
+	}
 	reaper.Reap(c.tree.claim)
 	if kept := c.tree.release(detach); kept != nil {
 		// Detached processes live on: keep reaping them as they go.
@@ -326,4 +349,38 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	}
 	c.unclaim()
 	return st, err
+}
+
+// settle reaps the tree's last orphans. A process leaves its cgroup, and
+// stops counting as alive, a moment before it becomes a zombie and hands
+// its children to us; so once the tree is gone, wait until no child of ours
+// that belongs to it is still on its way out, reaping as they arrive. The
+// wait is a few microseconds unless the machine is badly loaded, and bounded.
+func (c *linuxChild) settle(deadline time.Time) {
+	for {
+		pending := false
+		for _, pid := range reaper.ChildPids() {
+			if reaper.Owned(pid) {
+				continue
+			}
+			st, err := procfs.ReadStat(pid)
+			if err != nil {
+				continue
+			}
+			z := &reaper.Zombie{Stat: st}
+			if !c.tree.claim(z) {
+				continue
+			}
+			if !st.Zombie() {
+				pending = true
+				continue
+			}
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+		if !pending || !time.Now().Before(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

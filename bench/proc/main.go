@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command proc measures corral's supervision core beside its peers, in one
 // run on one machine: timeout overshoot and survivors over escape scenarios
 // (vs GNU timeout and os/exec with WaitDelay), output capture throughput and
