@@ -3,6 +3,7 @@ package headless
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -292,4 +293,34 @@ func FuzzStream(f *testing.F) {
 		}
 		classify(&outcome{by: FinalizedByExit, result: l.st.lastResult, errs: l.st.errs})
 	})
+}
+
+// TestRealStreamsAreRead replays streams recorded from the real agents
+// (Claude Code 2.1.328 and Codex 0.169.0, run without credentials or
+// network), paths anonymised.
+func TestRealStreamsAreRead(t *testing.T) {
+	claude, err := os.ReadFile("testdata/streams/claude-2.1.328-not-logged-in.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(&Spec{})
+	l.feed(claude, 4096)
+	r := l.snapshot(FinalizedByAuth)
+	if l.st.end != FinalizedByAuth || r.Format != FormatClaude || r.SessionID != "2645e938-4268-48fd-9192-5081ffbf591b" || r.Model != "claude-opus-5-5" || r.PermissionMode != "default" || r.ParseErrors != 0 {
+		t.Errorf("claude: end %q result %+v", l.st.end, r)
+	}
+	if _, et, _ := classify(&outcome{by: FinalizedByResult, result: l.st.lastResult, errs: l.st.errs}); et != "auth" {
+		t.Errorf("claude's is_error result classified %q, want auth", et)
+	}
+
+	codex, err := os.ReadFile("testdata/streams/codex-0.169.0-offline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = ledger(&Spec{})
+	l.feed(codex, 100)
+	r = l.snapshot(FinalizedByBudget)
+	if l.st.end != "" || r.Format != FormatCodex || r.SessionID != "01a228c0-bd61-7cd2-9f8b-6666056d96e0" || len(r.AgentErrors) < 5 || r.ParseErrors != 0 {
+		t.Errorf("codex: end %q result %+v", l.st.end, r)
+	}
 }

@@ -119,9 +119,9 @@ type Result struct {
 	TranscriptPath      string `json:"transcript_path,omitempty"`
 	TranscriptTruncated bool   `json:"transcript_truncated,omitempty"`
 
-	// Process describes the supervised process once its tree is gone; it
-	// is nil in the Result that Wait returns before the teardown, and set
-	// in the one that Close returns.
+	// Process describes the supervised process once its tree is gone: it
+	// is set in the Result that Close returns, and in the one Wait returns
+	// only when the process had already ended when the turn did.
 	Process *ProcessInfo `json:"process,omitempty"`
 	// Proc is the core's own result, when the tree is gone.
 	Proc *proc.Result `json:"-"`

@@ -452,7 +452,9 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	}
 	for i := range in.events {
 		e := &in.events[i]
-		if e.Model != "" && e.Kind != KindInit {
+		// Error messages Claude Code makes up itself carry the model
+		// "<synthetic>": keep the session's real one.
+		if e.Model != "" && e.Kind != KindInit && e.Model != "<synthetic>" {
 			s.model = e.Model
 		}
 		switch e.Kind {
@@ -826,9 +828,6 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	}
 	if s.lastResult != nil {
 		r.Subtype, r.IsError = s.lastResult.subtype, s.lastResult.isError
-	}
-	if s.format == FormatAuto {
-		r.Format = t.parser.format
 	}
 	if t.p != nil {
 		if _, errOut := t.p.Output(); errOut.Bytes > 0 {

@@ -452,6 +452,16 @@ func TestPermissionModeIsCheckedOnInit(t *testing.T) {
 	})
 }
 
+// awaitTool waits for the channel of afterToolUse, failing after longWait.
+func awaitTool(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(longWait):
+		t.Fatalf("the agent never called its tool within %v", longWait)
+	}
+}
+
 // afterToolUse returns a spec hook that closes the channel at the first
 // tool call.
 func afterToolUse(spec *headless.Spec) <-chan struct{} {
@@ -470,7 +480,7 @@ func TestCancelInterruptsTheAgentFirst(t *testing.T) {
 	spec.InterruptGrace = 5 * time.Second
 	started := afterToolUse(spec)
 	turn := start(t, context.Background(), spec)
-	<-started
+	awaitTool(t, started)
 	turn.Cancel()
 	r := wait(t, turn)
 	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)
@@ -489,7 +499,7 @@ func TestCancelEscalatesWhenSIGINTIsIgnored(t *testing.T) {
 	spec.InterruptGrace = 300 * time.Millisecond
 	started := afterToolUse(spec)
 	turn := start(t, context.Background(), spec)
-	<-started
+	awaitTool(t, started)
 	asked := time.Now()
 	turn.Cancel()
 	r := wait(t, turn)
@@ -509,7 +519,7 @@ func TestContextCancellationCancelsTheTurn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	turn := start(t, ctx, spec)
-	<-started
+	awaitTool(t, started)
 	cancel()
 	r := wait(t, turn)
 	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)

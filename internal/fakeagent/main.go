@@ -266,7 +266,8 @@ func segmentThenExit() {
 
 func authStderr() {
 	emit(initLine())
-	time.Sleep(*delay)
+	// A real agent reports the failure after its startup, not with it.
+	time.Sleep(100*time.Millisecond + *delay)
 	os.Stderr.WriteString("Invalid API key · Please run /login\n")
 	forever()
 }
