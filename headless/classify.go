@@ -17,7 +17,6 @@ type outcome struct {
 	authLine  string      // the text that tripped the auth abort
 	permWhy   string      // why the permission mode check failed
 	stalled   *ToolCall
-	exited    bool // the process had ended by itself (FinalizedByExit)
 	exitCode  int
 	signal    syscall.Signal
 	validJSON bool // at least one line was a JSON object

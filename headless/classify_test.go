@@ -33,14 +33,14 @@ func TestClassifyFollowsTheDocumentedOrder(t *testing.T) {
 		{"stall", outcome{by: FinalizedByStall, stalled: &ToolCall{ID: "t", Name: "mcp__a__b"}}, corral.StatusFailed, corral.ErrorStall},
 		{"idle", outcome{by: FinalizedByIdle}, corral.StatusFailed, corral.ErrorIdle},
 		{"budget", outcome{by: FinalizedByBudget}, corral.StatusFailed, corral.ErrorTimeout},
-		{"a signal never looks like auth", outcome{by: FinalizedByExit, exited: true, exitCode: -1, signal: syscall.SIGKILL, errs: []string{"authentication_failed"}, stderr: "Invalid API key"}, corral.StatusFailed, corral.ErrorSignal},
-		{"a signal wins over a segment", outcome{by: FinalizedByExit, exited: true, exitCode: -1, signal: syscall.SIGKILL, result: &resultInfo{subtype: "success"}}, corral.StatusFailed, corral.ErrorSignal},
-		{"exit after a segment", outcome{by: FinalizedByExit, exited: true, result: &resultInfo{subtype: "success"}}, corral.StatusSucceeded, corral.ErrorNone},
-		{"rate limit then exit", outcome{by: FinalizedByExit, exited: true, exitCode: 1, errs: []string{"rate_limit"}, validJSON: true}, corral.StatusFailed, corral.ErrorRateLimit},
-		{"auth code without a live abort is not concluded at exit", outcome{by: FinalizedByExit, exited: true, exitCode: 1, errs: []string{"Invalid API key"}, validJSON: true}, corral.StatusFailed, corral.ErrorCrash},
-		{"exit 0 without a result", outcome{by: FinalizedByExit, exited: true, validJSON: true}, corral.StatusFailed, corral.ErrorEmptyResult},
-		{"exit 0 with no JSON at all", outcome{by: FinalizedByExit, exited: true, lastText: "plain answer"}, corral.StatusFailed, corral.ErrorStream},
-		{"non-zero exit without a result", outcome{by: FinalizedByExit, exited: true, exitCode: 2, validJSON: true, stderr: "boom\n"}, corral.StatusFailed, corral.ErrorCrash},
+		{"a signal never looks like auth", outcome{by: FinalizedByExit, exitCode: -1, signal: syscall.SIGKILL, errs: []string{"authentication_failed"}, stderr: "Invalid API key"}, corral.StatusFailed, corral.ErrorSignal},
+		{"a signal wins over a segment", outcome{by: FinalizedByExit, exitCode: -1, signal: syscall.SIGKILL, result: &resultInfo{subtype: "success"}}, corral.StatusFailed, corral.ErrorSignal},
+		{"exit after a segment", outcome{by: FinalizedByExit, result: &resultInfo{subtype: "success"}}, corral.StatusSucceeded, corral.ErrorNone},
+		{"rate limit then exit", outcome{by: FinalizedByExit, exitCode: 1, errs: []string{"rate_limit"}, validJSON: true}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"auth code without a live abort is not concluded at exit", outcome{by: FinalizedByExit, exitCode: 1, errs: []string{"Invalid API key"}, validJSON: true}, corral.StatusFailed, corral.ErrorCrash},
+		{"exit 0 without a result", outcome{by: FinalizedByExit, validJSON: true}, corral.StatusFailed, corral.ErrorEmptyResult},
+		{"exit 0 with no JSON at all", outcome{by: FinalizedByExit, lastText: "plain answer"}, corral.StatusFailed, corral.ErrorStream},
+		{"non-zero exit without a result", outcome{by: FinalizedByExit, exitCode: 2, validJSON: true, stderr: "boom\n"}, corral.StatusFailed, corral.ErrorCrash},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, et, why := classify(&c.o)

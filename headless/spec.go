@@ -201,8 +201,9 @@ type Spec struct {
 	MaxEventRaw  int
 	MaxEventText int
 
-	// MaxOutput caps the stderr bytes kept (head and tail), as in
-	// proc.Spec. Zero means proc.DefaultMaxOutput.
+	// MaxOutput caps the bytes the core keeps of each stream (head and
+	// tail), as in proc.Spec; the stderr tail of the Result comes from it.
+	// Zero means proc.DefaultMaxOutput.
 	MaxOutput int
 
 	// Containment overrides the containment tier; the default picks the

@@ -59,39 +59,38 @@ type Turn struct {
 
 // state is what the stream has told so far. Guarded by Turn.mu.
 type state struct {
-	format        Format
-	lines, bytes  int64
-	linesCut      int64
-	bytesCut      int64
-	events        int64
-	parseErrors   int64
-	sample        string
-	validJSON     bool
-	lastText      string
-	sawInit       bool
-	sessionID     string
-	model         string
-	permMode      string
-	numTurns      int
-	cost          float64
-	usage         *Usage
-	lastUsage     *Usage
-	modelUsage    []byte
-	segments      int
-	lastResult    *resultInfo
-	answer        string
-	hasAnswer     bool
-	errs          []string
-	tools         []ToolCall
-	toolsDropped  int
-	open          map[string]*openTool
-	bg            []string
-	end           FinalizedBy // a terminal condition seen by a reader
-	authLine      string
-	permWhy       string
-	finalized     bool
-	stalled       *ToolCall
-	resultIsFinal bool
+	format       Format
+	lines, bytes int64
+	linesCut     int64
+	bytesCut     int64
+	events       int64
+	parseErrors  int64
+	sample       string
+	validJSON    bool
+	lastText     string
+	sawInit      bool
+	sessionID    string
+	model        string
+	permMode     string
+	numTurns     int
+	cost         float64
+	usage        *Usage
+	lastUsage    *Usage
+	modelUsage   []byte
+	segments     int
+	lastResult   *resultInfo
+	answer       string
+	hasAnswer    bool
+	errs         []string
+	tools        []ToolCall
+	toolsDropped int
+	open         map[string]*openTool
+	bg           []string
+	end          FinalizedBy // a terminal condition seen by a reader
+	authLine     string
+	permWhy      string
+	finalized    bool
+	stalled      *ToolCall
 }
 
 type openTool struct {
@@ -519,7 +518,6 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 			}
 		}
 		if final {
-			s.resultIsFinal = true
 			setEnd(FinalizedByResult)
 		}
 	}
@@ -853,7 +851,6 @@ func (t *Turn) outcome(by FinalizedBy, r *Result) *outcome {
 		exitCode:  r.ExitCode,
 	}
 	if r.Proc != nil {
-		o.exited = true
 		o.signal = r.Proc.Signal
 		if r.Proc.Cancelled || r.Proc.TimedOut {
 			o.signal = 0 // corral sent it
