@@ -33,6 +33,11 @@ func Example_claude() {
 // holding its stdout: Wait returns at the result, and Close once the tree
 // has been torn down.
 func ExampleStart() {
+	fakeAgent, err := buildFakeAgent() // a scripted stand-in for claude
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	turn, err := headless.Start(context.Background(), &headless.Spec{
 		Args:    []string{fakeAgent, "-linger", "1h", "linger"},
 		Timeout: time.Minute,

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +16,40 @@ import (
 	"github.com/corralrun/corral/internal/testutil"
 )
 
-// fakeAgent is the path of the fake agent binary, built once for the
-// package's tests.
-var fakeAgent string
+// The fake agent binary is built once, on first use, for the package's
+// tests. Fuzz workers run this binary too but never need it, so they never
+// build it.
+var (
+	buildOnce  sync.Once
+	buildDir   string
+	buildPath  string
+	buildError error
+)
+
+// buildFakeAgent returns the fake agent's path, building it on first use.
+func buildFakeAgent() (string, error) {
+	buildOnce.Do(func() {
+		if buildDir, buildError = os.MkdirTemp("", "headless-test-"); buildError != nil {
+			return
+		}
+		buildPath = filepath.Join(buildDir, "fakeagent")
+		out, err := exec.Command("go", "build", "-o", buildPath, "github.com/corralrun/corral/internal/fakeagent").CombinedOutput()
+		if err != nil {
+			buildError = fmt.Errorf("building the fake agent: %v\n%s", err, out)
+		}
+	})
+	return buildPath, buildError
+}
+
+// fakeAgentPath is buildFakeAgent for a test.
+func fakeAgentPath(t testing.TB) string {
+	t.Helper()
+	p, err := buildFakeAgent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestMain(m *testing.M) {
 	if runtime.GOOS != "linux" {
@@ -25,20 +57,10 @@ func TestMain(m *testing.M) {
 		fmt.Println("headless: integration tests need Linux; skipping")
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "headless-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeAgent = filepath.Join(dir, "fakeagent")
-	out, err := exec.Command("go", "build", "-o", fakeAgent, "github.com/corralrun/corral/internal/fakeagent").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the fake agent: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
 		os.Exit(code)
 	}))
 }
@@ -53,7 +75,7 @@ func agent(t *testing.T, scenario string, flags ...string) *headless.Spec {
 		testutil.AssertNoTagged(t, tag, 10*time.Second)
 		testutil.AssertNoZombies(t, 5*time.Second)
 	})
-	args := append([]string{fakeAgent}, flags...)
+	args := append([]string{fakeAgentPath(t)}, flags...)
 	args = append(args, scenario)
 	return &headless.Spec{
 		Args:  args,

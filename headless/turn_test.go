@@ -685,6 +685,7 @@ func TestRunReturnsAtTheEndOfTheTurn(t *testing.T) {
 }
 
 func TestStartRejectsBadInput(t *testing.T) {
+	fakeAgent := fakeAgentPath(t)
 	_, err := headless.Start(context.Background(), &headless.Spec{Args: []string{"no-such-agent-binary-xyz"}})
 	if !errors.Is(err, proc.ErrNotFound) {
 		t.Errorf("missing binary: %v", err)
