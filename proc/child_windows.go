@@ -35,6 +35,10 @@ import (
 //   - Spec.Limits: Pids caps live processes (not threads), Memory caps the
 //     committed memory of the whole tree; a commit beyond it fails, nothing
 //     is killed. Result.LimitsNote says what was set.
+//   - When the supervisor has no console (a service), the command gets a
+//     hidden console of its own (CREATE_NO_WINDOW), never a window. Its
+//     host, conhost.exe, runs inside the job: it is not counted as a
+//     leftover or as killed, but it does count against Limits.Pids.
 //
 // What is not:
 //
@@ -74,9 +78,10 @@ type windowsChild struct {
 	watchErr error         // set by the watcher before watched is closed
 
 	mu     sync.Mutex
-	closed bool           // finish has released the handles
-	ended  syscall.Signal // first signal for which corral terminated the live main
-	broke  syscall.Signal // first signal sent as CTRL_BREAK while the main lived
+	closed bool            // finish has released the handles
+	ended  syscall.Signal  // first signal for which corral terminated the live main
+	broke  syscall.Signal  // first signal sent as CTRL_BREAK while the main lived
+	hosts  map[uint32]bool // member pid: is it a console host (see members)
 }
 
 const (
@@ -262,15 +267,37 @@ func (c *windowsChild) status(code uint32) exitStatus {
 	return st
 }
 
-// members lists the job's live processes; c.mu is held.
+// members lists the job's live processes other than console hosts; c.mu
+// is held. When the supervisor has no console, the command gets a hidden
+// one, and Windows starts its host, conhost.exe, inside the job; it is not
+// the command's, exits with the last process attached to that console, and
+// is neither a leftover nor counted as killed (closing the job ends it if
+// need be). Whether a pid is a host is asked once per member.
 func (c *windowsChild) members() []procKey {
 	pids, err := c.job.Pids()
 	if err != nil {
 		return nil
 	}
-	keys := make([]procKey, len(pids))
-	for i, pid := range pids {
-		keys[i] = procKey{pid: int(pid)}
+	if c.hosts == nil {
+		c.hosts = map[uint32]bool{}
+	}
+	keys := make([]procKey, 0, len(pids))
+	seen := make(map[uint32]bool, len(pids))
+	for _, pid := range pids {
+		seen[pid] = true
+		host, known := c.hosts[pid]
+		if !known {
+			host = int(pid) != c.pid && c.job.ConsoleHost(pid)
+			c.hosts[pid] = host
+		}
+		if !host {
+			keys = append(keys, procKey{pid: int(pid)})
+		}
+	}
+	for pid := range c.hosts {
+		if !seen[pid] {
+			delete(c.hosts, pid) // gone: the pid may come back as another member
+		}
 	}
 	return keys
 }

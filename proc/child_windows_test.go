@@ -232,6 +232,24 @@ func openGrandchild(t *testing.T, p *Process) windows.Handle {
 	return h
 }
 
+// waitRun waits up to d for the run to end. A run still going then has
+// broken the bounded return: the test fails, and the grandchild of handle
+// rescue is terminated, which lets the run end.
+func waitRun(t *testing.T, p *Process, d time.Duration, rescue windows.Handle) *Result {
+	t.Helper()
+	select {
+	case <-p.Done():
+	case <-time.After(d):
+		t.Errorf("the run did not end within %v of its start: a leftover holding the output pipe keeps the drain waiting", d)
+		windows.TerminateProcess(rescue, 1)
+	}
+	res, err := p.Wait()
+	if err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+	return res
+}
+
 // gone reports whether the process of h has exited, waiting up to d.
 func gone(h windows.Handle, d time.Duration) bool {
 	ev, err := windows.WaitForSingleObject(h, uint32(d.Milliseconds()))
@@ -383,12 +401,26 @@ func TestJobObjectKillsLeftoversAfterTheMainExits(t *testing.T) {
 	p := startSpec(t, helperSpec(tag, "grandchild", "sleep", "null", "exit", file))
 	gc := openGrandchild(t, p)
 	release(t, file)
-	res, err := p.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := waitRun(t, p, 30*time.Second, gc)
 	if res.ExitCode != 0 || res.Killed < 1 || res.Survivors != 0 || res.Detached != 0 {
 		t.Fatalf("got %+v", res)
+	}
+	if !gone(gc, 0) {
+		t.Fatal("leftover alive after the run")
+	}
+}
+
+func TestJobObjectDrainIsBoundedWhileALeftoverHoldsTheOutput(t *testing.T) {
+	tag := testutil.Tag(t)
+	file := goFile(t)
+	spec := helperSpec(tag, "grandchild", "sleep", "inherit", "exit", file)
+	spec.Drain = 300 * time.Millisecond
+	p := startSpec(t, spec)
+	gc := openGrandchild(t, p)
+	release(t, file)
+	res := waitRun(t, p, 30*time.Second, gc)
+	if res.ExitCode != 0 || res.Killed < 1 || !strings.Contains(res.Stdout.Text(), "grandchild=") {
+		t.Fatalf("got %+v, stdout %q", res, res.Stdout.Text())
 	}
 	if !gone(gc, 0) {
 		t.Fatal("leftover alive after the run")
@@ -404,7 +436,7 @@ func TestJobObjectWaitsForLeftoversWhenAsked(t *testing.T) {
 	p := startSpec(t, spec)
 	gc := openGrandchild(t, p)
 	release(t, file)
-	res, _ := p.Wait()
+	res := waitRun(t, p, 30*time.Second, gc)
 	if res.TimedOut || res.Killed != 0 || res.ExitCode != 0 {
 		t.Fatalf("got %+v", res)
 	}
@@ -421,10 +453,7 @@ func TestJobObjectDetachesLeftoversWhenAsked(t *testing.T) {
 	p := startSpec(t, spec)
 	gc := openGrandchild(t, p)
 	release(t, file)
-	res, err := p.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := waitRun(t, p, 30*time.Second, gc)
 	if res.Detached != 1 || res.Killed != 0 {
 		t.Fatalf("got %+v", res)
 	}

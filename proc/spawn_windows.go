@@ -45,10 +45,12 @@ func spawn(a *spawnAttr) (child, error) {
 
 	job, err := winjob.New()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTierUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrTierUnavailable, err)
 	}
+	_, err = windows.GetConsoleCP() // fails when the supervisor has no console
+	console := err == nil
 	c := &windowsChild{job: job, exit: make(chan struct{}), watched: make(chan struct{})}
-	c.limits = applyJobLimits(job, a.limit)
+	c.limits = applyJobLimits(job, a.limit, console)
 	// The watcher waits on the process and on this event, which finish sets
 	// when it must stop waiting for a process that has not exited.
 	c.cancel, err = windows.CreateEvent(nil, 1, 0, nil)
@@ -92,9 +94,9 @@ func spawn(a *spawnAttr) (child, error) {
 
 	flags := uint32(windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP |
 		windows.CREATE_UNICODE_ENVIRONMENT | windows.EXTENDED_STARTUPINFO_PRESENT)
-	if _, err := windows.GetConsoleCP(); err != nil {
-		// The supervisor has no console: give the command a hidden one
-		// rather than a new window.
+	if !console {
+		// The supervisor has no console to share: give the command a
+		// hidden one rather than a new window.
 		flags |= windows.CREATE_NO_WINDOW
 	}
 	var pi windows.ProcessInformation
@@ -112,7 +114,7 @@ func spawn(a *spawnAttr) (child, error) {
 		windows.TerminateProcess(pi.Process, 1) // it has not run an instruction
 		windows.CloseHandle(pi.Thread)
 		windows.CloseHandle(pi.Process)
-		return fail(fmt.Errorf("%w: %v", ErrTierUnavailable, err))
+		return fail(fmt.Errorf("%w: %w", ErrTierUnavailable, err))
 	}
 	_, err = windows.ResumeThread(pi.Thread)
 	windows.CloseHandle(pi.Thread)
@@ -227,8 +229,9 @@ func inheritableStdio(files [3]*os.File) (std [3]windows.Handle, inherit []windo
 
 // applyJobLimits sets Spec.Limits on the job and says what became of them.
 // A job limit that the system refuses is reported, not fatal, as with the
-// cgroup tier.
-func applyJobLimits(job *winjob.Job, l Limits) string {
+// cgroup tier. Without a console to share, the command's console host is a
+// member, and the note says it counts.
+func applyJobLimits(job *winjob.Job, l Limits, console bool) string {
 	if l == (Limits{}) {
 		return ""
 	}
@@ -236,7 +239,11 @@ func applyJobLimits(job *winjob.Job, l Limits) string {
 	var applied []string
 	if l.Pids > 0 {
 		lim.Processes = uint32(min(uint64(l.Pids), uint64(^uint32(0))))
-		applied = append(applied, fmt.Sprintf("ActiveProcessLimit=%d (processes, not threads)", lim.Processes))
+		what := "processes, not threads"
+		if !console {
+			what += "; the command's console host is one"
+		}
+		applied = append(applied, fmt.Sprintf("ActiveProcessLimit=%d (%s)", lim.Processes, what))
 	}
 	if l.Memory > 0 {
 		lim.Memory = uintptr(min(uint64(l.Memory), uint64(^uintptr(0))))
