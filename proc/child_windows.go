@@ -20,7 +20,8 @@ import (
 //
 //   - The main process is assigned to the job while suspended, before its
 //     first instruction; every process it or its descendants create is a
-//     member too, and the job allows no breakaway.
+//     member too. The job allows no breakaway: creating a process with
+//     CREATE_BREAKAWAY_FROM_JOB fails in the member that asks.
 //   - Killing the tree (timeout, cancellation, Stop, leftovers) terminates
 //     every member with TerminateJobObject; a member created meanwhile is
 //     terminated too, so forks cannot race it.
@@ -55,6 +56,11 @@ import (
 //     starts at a member's request is not a member.
 //   - A member stuck in a driver may outlive TerminateJobObject for a while;
 //     it is then reported in Result.Survivors.
+//   - The bounded drain needs output pipes whose reads honour deadlines,
+//     which the ends of os.Pipe do not on Windows; outputPipe makes such
+//     pipes. Until newStream uses it, a leftover that holds stdout or
+//     stderr (a console host can, too) keeps the drain, and the run,
+//     waiting until it exits.
 //
 // Exit status: the main process's exit code as GetExitCodeProcess reports
 // it. When corral terminated the main process for signal sig, the code is

@@ -3,7 +3,10 @@ package winjob
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -154,6 +157,32 @@ func (j *Job) Pids() ([]uint32, error) {
 		}
 		return ids, nil
 	}
+}
+
+// ConsoleHost reports whether the process with pid is a member that is the
+// system's console host (conhost.exe in the system directory). Windows
+// starts one inside the job when a member creates a console, as a command
+// does when the supervisor has none to share; it serves the console, not
+// the command, and exits when the last process attached to that console
+// does. The process is opened first, which keeps its pid from being
+// reused, and then checked to be a member, so a reused pid is never taken
+// for one.
+func (j *Job) ConsoleHost(pid uint32) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	if pids, err := j.Pids(); err != nil || !slices.Contains(pids, pid) {
+		return false
+	}
+	var buf [512]uint16 // ample for the system directory; a longer path is not it
+	n := uint32(len(buf))
+	if windows.QueryFullProcessImageName(h, 0, &buf[0], &n) != nil {
+		return false
+	}
+	sys, err := windows.GetSystemDirectory()
+	return err == nil && strings.EqualFold(windows.UTF16ToString(buf[:n]), filepath.Join(sys, "conhost.exe"))
 }
 
 // Detach clears kill-on-close, so that closing the job leaves its members

@@ -200,3 +200,17 @@ func TestClosedJobRefusesEverything(t *testing.T) {
 		t.Errorf("Pids after Close: %v", err)
 	}
 }
+
+func TestConsoleHostIsOnlyAMemberConhost(t *testing.T) {
+	j := newJob(t)
+	cmd, h := member(t)
+	if err := j.Assign(h); err != nil {
+		t.Fatal(err)
+	}
+	if j.ConsoleHost(uint32(cmd.Process.Pid)) {
+		t.Error("a member that is not conhost.exe taken for a console host")
+	}
+	if j.ConsoleHost(windows.GetCurrentProcessId()) {
+		t.Error("a process outside the job taken for a console host")
+	}
+}
