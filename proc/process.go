@@ -192,7 +192,9 @@ func (p *Process) Stop() {
 
 // Signal sends sig to the main process only, through its pidfd where the
 // system has them, so a recycled pid is never signalled. It returns
-// os.ErrProcessDone once the main process has exited.
+// os.ErrProcessDone once the main process has exited. On Windows, SIGINT
+// is sent as CTRL_BREAK_EVENT to the command's process group and any other
+// signal terminates the main process.
 func (p *Process) Signal(sig syscall.Signal) error {
 	select {
 	case <-p.child.exited():
@@ -296,10 +298,7 @@ func (p *Process) escalate() time.Time {
 	p.addKilled(p.child.killTree())
 	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
 	if !p.waitGone(deadline) {
-		p.res.Survivors = p.child.alive()
-		if !p.mainExited() {
-			p.res.Survivors++
-		}
+		p.res.Survivors = p.child.alive() // the main process included
 	}
 	return deadline
 }

@@ -99,7 +99,9 @@ type Spec struct {
 	Containment corral.Containment
 
 	// StopSignal is the first signal of the escalation; zero means SIGTERM.
-	// (On Windows the tree is always terminated at once.)
+	// On Windows, SIGINT and SIGTERM become CTRL_BREAK_EVENT for the
+	// command's process group when it shares corral's console; otherwise
+	// the tree is terminated at once.
 	StopSignal syscall.Signal
 
 	// Label names the run in places people read, such as its cgroup.

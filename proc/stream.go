@@ -28,7 +28,7 @@ const (
 // newStream makes the pipe for stream i (0 stdout, 1 stderr) and returns the
 // end to hand to the child.
 func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
-	r, cw, err := os.Pipe()
+	r, cw, err := outputPipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("proc: creating pipe: %w", err)
 	}
