@@ -17,7 +17,7 @@ func (s *Store) CreateAgent(ctx context.Context, a *store.Agent) error {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES (?, ?, ?)`,
+		_, err := s.w(tx).ExecContext(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES (?, ?, ?)`,
 			a.Name, string(doc), micros(a.CreatedAt))
 		if err != nil && isUnique(err) {
 			return fmt.Errorf("agent %q: %w", a.Name, store.ErrExists)
@@ -27,7 +27,7 @@ func (s *Store) CreateAgent(ctx context.Context, a *store.Agent) error {
 }
 
 func (s *Store) GetAgent(ctx context.Context, name string) (*store.Agent, error) {
-	return getAgent(ctx, s.rdb, name)
+	return getAgent(ctx, s.r(), name)
 }
 
 type querier interface {
@@ -52,7 +52,7 @@ func getAgent(ctx context.Context, q querier, name string) (*store.Agent, error)
 }
 
 func (s *Store) ListAgents(ctx context.Context) ([]*store.Agent, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
+	rows, err := s.r().QueryContext(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Store) UpdateAgent(ctx context.Context, a *store.Agent) error {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE corral_agents SET doc = ? WHERE name = ?`, string(doc), a.Name)
+		res, err := s.w(tx).ExecContext(ctx, `UPDATE corral_agents SET doc = ? WHERE name = ?`, string(doc), a.Name)
 		if err != nil {
 			return err
 		}
@@ -92,20 +92,20 @@ func (s *Store) UpdateAgent(ctx context.Context, a *store.Agent) error {
 func (s *Store) DeleteAgent(ctx context.Context, name string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var busy int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM corral_executions WHERE agent = ? AND status IN ('queued','running')`, name).Scan(&busy); err != nil {
+		if err := s.w(tx).QueryRowContext(ctx, `SELECT count(*) FROM corral_executions WHERE agent = ? AND status IN ('queued','running')`, name).Scan(&busy); err != nil {
 			return err
 		}
 		if busy > 0 {
 			return fmt.Errorf("agent %q has %d queued or running executions; cancel them or wait: %w", name, busy, store.ErrBusy)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM corral_agents WHERE name = ?`, name)
+		res, err := s.w(tx).ExecContext(ctx, `DELETE FROM corral_agents WHERE name = ?`, name)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM corral_schedules WHERE agent = ?`, name)
+		_, err = s.w(tx).ExecContext(ctx, `DELETE FROM corral_schedules WHERE agent = ?`, name)
 		return err
 	})
 }

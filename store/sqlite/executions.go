@@ -15,7 +15,7 @@ import (
 )
 
 // putExecution writes the whole record: indexed columns and the document.
-func putExecution(ctx context.Context, tx *sql.Tx, e *store.Execution) error {
+func putExecution(ctx context.Context, q dbq, e *store.Execution) error {
 	doc, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func putExecution(ctx context.Context, tx *sql.Tx, e *store.Execution) error {
 	if e.CancelRequested {
 		cancel = 1
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO corral_executions
+	_, err = q.ExecContext(ctx, `INSERT INTO corral_executions
 		(id, agent, status, worker_id, cancel_requested, created_at, admitted_at, doc)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, worker_id = excluded.worker_id,
@@ -54,7 +54,7 @@ func decodeExecution(doc string) (*store.Execution, error) {
 }
 
 func (s *Store) GetExecution(ctx context.Context, id string) (*store.Execution, error) {
-	return getExecution(ctx, s.rdb, id)
+	return getExecution(ctx, s.r(), id)
 }
 
 func (s *Store) Submit(ctx context.Context, sub *store.Submission) (*store.Admission, error) {
@@ -69,7 +69,7 @@ func (s *Store) Submit(ctx context.Context, sub *store.Submission) (*store.Admis
 
 // admit decides one submission inside tx.
 func (s *Store) admit(ctx context.Context, tx *sql.Tx, sub *store.Submission, now time.Time) (*store.Admission, error) {
-	a, err := getAgent(ctx, tx, sub.Agent)
+	a, err := getAgent(ctx, s.w(tx), sub.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, sub *store.Submission, no
 	if e.Trigger == "" {
 		e.Trigger = store.TriggerAPI
 	}
-	used, err := countSlots(ctx, tx, a.Name)
+	used, err := countSlots(ctx, s.w(tx), a.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,13 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, sub *store.Submission, no
 		return adm, nil
 	}
 	if a.Overflow == store.OverflowQueue {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM corral_executions WHERE agent = ? AND status = 'queued'`, a.Name).Scan(&adm.Queued); err != nil {
+		if err := s.w(tx).QueryRowContext(ctx, `SELECT count(*) FROM corral_executions WHERE agent = ? AND status = 'queued'`, a.Name).Scan(&adm.Queued); err != nil {
 			return nil, err
 		}
 		if adm.Queued < a.MaxBacklog {
 			e.Status = corral.StatusQueued
 			adm.Queued++
-			return adm, putExecution(ctx, tx, e)
+			return adm, putExecution(ctx, s.w(tx), e)
 		}
 		e.Error = fmt.Sprintf("agent at capacity (%d/%d parallel tasks running) and its backlog is full (%d/%d queued)", used, a.MaxParallelTasks, adm.Queued, a.MaxBacklog)
 	} else {
@@ -114,7 +114,7 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, sub *store.Submission, no
 	}
 	e.Status = corral.StatusRejected
 	e.FinishedAt = &now
-	return adm, putExecution(ctx, tx, e)
+	return adm, putExecution(ctx, s.w(tx), e)
 }
 
 func countSlots(ctx context.Context, q querier, agent string) (int, error) {
@@ -129,7 +129,7 @@ func (s *Store) takeSlot(ctx context.Context, tx *sql.Tx, a *store.Agent, e *sto
 	// The lowest free slot number: 1, or the first number after a held
 	// slot that is not held itself.
 	var no int
-	err := tx.QueryRowContext(ctx, `SELECT CASE
+	err := s.w(tx).QueryRowContext(ctx, `SELECT CASE
 		WHEN NOT EXISTS (SELECT 1 FROM corral_slots WHERE agent = ?1 AND slot_no = 1) THEN 1
 		ELSE (SELECT min(s.slot_no) + 1 FROM corral_slots s WHERE s.agent = ?1
 			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = ?1 AND t.slot_no = s.slot_no + 1))
@@ -137,14 +137,14 @@ func (s *Store) takeSlot(ctx context.Context, tx *sql.Tx, a *store.Agent, e *sto
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO corral_slots (agent, slot_no, execution_id, acquired_at) VALUES (?, ?, ?, ?)`,
+	if _, err := s.w(tx).ExecContext(ctx, `INSERT INTO corral_slots (agent, slot_no, execution_id, acquired_at) VALUES (?, ?, ?, ?)`,
 		a.Name, no, e.ID, micros(now)); err != nil {
 		return fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
 	}
 	e.Status = corral.StatusRunning
 	e.SlotNo = no
 	e.AdmittedAt = &now
-	if err := putExecution(ctx, tx, e); err != nil {
+	if err := putExecution(ctx, s.w(tx), e); err != nil {
 		return err
 	}
 	return s.engine.Insert(ctx, tx, e.ID)
@@ -152,7 +152,7 @@ func (s *Store) takeSlot(ctx context.Context, tx *sql.Tx, a *store.Agent, e *sto
 
 // promote admits the oldest queued executions of agent into its free slots.
 func (s *Store) promote(ctx context.Context, tx *sql.Tx, agent string, now time.Time) error {
-	a, err := getAgent(ctx, tx, agent)
+	a, err := getAgent(ctx, s.w(tx), agent)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -163,7 +163,7 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, agent string, now time.
 		now = time.Now().UTC()
 	}
 	for {
-		used, err := countSlots(ctx, tx, agent)
+		used, err := countSlots(ctx, s.w(tx), agent)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, agent string, now time.
 			return nil
 		}
 		var doc string
-		err = tx.QueryRowContext(ctx, `SELECT doc FROM corral_executions WHERE agent = ? AND status = 'queued' ORDER BY created_at, id LIMIT 1`, agent).Scan(&doc)
+		err = s.w(tx).QueryRowContext(ctx, `SELECT doc FROM corral_executions WHERE agent = ? AND status = 'queued' ORDER BY created_at, id LIMIT 1`, agent).Scan(&doc)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -194,7 +194,7 @@ func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time, l
 		// One statement in the common case: the compare-and-set on the
 		// owner, editing the document in place.
 		var doc string
-		err := tx.QueryRowContext(ctx, `UPDATE corral_executions
+		err := s.w(tx).QueryRowContext(ctx, `UPDATE corral_executions
 			SET worker_id = ?1, doc = json_set(doc, '$.worker_id', ?1, '$.started_at', ?2, '$.log_path', ?3)
 			WHERE id = ?4 AND status = 'running' AND worker_id = '' AND cancel_requested = 0
 			RETURNING doc`, workerID, now.UTC().Format(time.RFC3339Nano), logPath, id).Scan(&doc)
@@ -205,7 +205,7 @@ func (s *Store) Claim(ctx context.Context, id, workerID string, now time.Time, l
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		e, err := getExecution(ctx, tx, id)
+		e, err := getExecution(ctx, s.w(tx), id)
 		if err != nil {
 			return err
 		}
@@ -255,13 +255,13 @@ func (s *Store) SetRunInfo(ctx context.Context, id, workerID string, info *store
 		return nil
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE corral_executions SET doc = json_set(doc, `+strings.Join(set, ", ")+`)
+		res, err := s.w(tx).ExecContext(ctx, `UPDATE corral_executions SET doc = json_set(doc, `+strings.Join(set, ", ")+`)
 			WHERE id = ? AND status = 'running' AND worker_id = ?`, append(args, id, workerID)...)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			e, err := getExecution(ctx, tx, id)
+			e, err := getExecution(ctx, s.w(tx), id)
 			if err != nil {
 				return err
 			}
@@ -284,7 +284,7 @@ func (s *Store) Finish(ctx context.Context, id string, o *store.Outcome) (*store
 	var out *store.Execution
 	var applied bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		e, err := getExecution(ctx, tx, id)
+		e, err := getExecution(ctx, s.w(tx), id)
 		if err != nil {
 			return err
 		}
@@ -339,13 +339,13 @@ func (s *Store) finish(ctx context.Context, tx *sql.Tx, e *store.Execution, o *s
 		e.DurationMS = now.Sub(*e.StartedAt).Milliseconds()
 	}
 	e.SlotNo = 0
-	if err := putExecution(ctx, tx, e); err != nil {
+	if err := putExecution(ctx, s.w(tx), e); err != nil {
 		return false, err
 	}
 	if !wasRunning {
 		return true, nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM corral_slots WHERE execution_id = ?`, e.ID); err != nil {
+	if _, err := s.w(tx).ExecContext(ctx, `DELETE FROM corral_slots WHERE execution_id = ?`, e.ID); err != nil {
 		return false, err
 	}
 	return true, s.promote(ctx, tx, e.Agent, now)
@@ -354,7 +354,7 @@ func (s *Store) finish(ctx context.Context, tx *sql.Tx, e *store.Execution, o *s
 func (s *Store) RequestCancel(ctx context.Context, id string, now time.Time) (*store.Execution, error) {
 	var out *store.Execution
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		e, err := getExecution(ctx, tx, id)
+		e, err := getExecution(ctx, s.w(tx), id)
 		if err != nil {
 			return err
 		}
@@ -368,13 +368,13 @@ func (s *Store) RequestCancel(ctx context.Context, id string, now time.Time) (*s
 			return err
 		}
 		e.CancelRequested = true
-		return putExecution(ctx, tx, e)
+		return putExecution(ctx, s.w(tx), e)
 	})
 	return out, err
 }
 
 func (s *Store) CancelRequested(ctx context.Context, workerID string) ([]string, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM corral_executions WHERE status = 'running' AND worker_id = ? AND cancel_requested = 1`, workerID)
+	rows, err := s.r().QueryContext(ctx, `SELECT id FROM corral_executions WHERE status = 'running' AND worker_id = ? AND cancel_requested = 1`, workerID)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
 	args = append(args, limit+1)
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.r().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -469,10 +469,10 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 }
 
 func (s *Store) Slots(ctx context.Context, agent string) ([]store.Slot, error) {
-	if _, err := getAgent(ctx, s.rdb, agent); err != nil {
+	if _, err := getAgent(ctx, s.r(), agent); err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = ? ORDER BY slot_no`, agent)
+	rows, err := s.r().QueryContext(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = ? ORDER BY slot_no`, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +501,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 		out[i] = store.AgentStats{Agent: a.Name, Capacity: a.MaxParallelTasks, ByStatus: map[corral.Status]int{}}
 		byName[a.Name] = &out[i]
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT agent, status, count(*) FROM corral_executions GROUP BY agent, status`)
+	rows, err := s.r().QueryContext(ctx, `SELECT agent, status, count(*) FROM corral_executions GROUP BY agent, status`)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +517,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 		}
 	}
 	rows.Close()
-	rows, err = s.rdb.QueryContext(ctx, `SELECT agent, count(*) FROM corral_slots GROUP BY agent`)
+	rows, err = s.r().QueryContext(ctx, `SELECT agent, count(*) FROM corral_slots GROUP BY agent`)
 	if err != nil {
 		return nil, err
 	}
@@ -536,7 +536,7 @@ func (s *Store) Stats(ctx context.Context) ([]store.AgentStats, error) {
 }
 
 func (s *Store) Unclaimed(ctx context.Context, admittedBefore time.Time) ([]*store.Execution, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = '' AND admitted_at < ? ORDER BY admitted_at`, micros(admittedBefore))
+	rows, err := s.r().QueryContext(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = '' AND admitted_at < ? ORDER BY admitted_at`, micros(admittedBefore))
 	if err != nil {
 		return nil, err
 	}
@@ -558,7 +558,7 @@ func (s *Store) Unclaimed(ctx context.Context, admittedBefore time.Time) ([]*sto
 
 func (s *Store) Redispatch(ctx context.Context, id string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		e, err := getExecution(ctx, tx, id)
+		e, err := getExecution(ctx, s.w(tx), id)
 		if err != nil {
 			return err
 		}
@@ -567,7 +567,7 @@ func (s *Store) Redispatch(ctx context.Context, id string) error {
 		}
 		now := time.Now().UTC()
 		e.AdmittedAt = &now
-		if err := putExecution(ctx, tx, e); err != nil {
+		if err := putExecution(ctx, s.w(tx), e); err != nil {
 			return err
 		}
 		return s.engine.Insert(ctx, tx, id)

@@ -11,30 +11,30 @@ import (
 	"github.com/corralrun/corral/store"
 )
 
-func putSchedule(ctx context.Context, tx *sql.Tx, s *store.Schedule, insert bool) error {
-	doc, err := json.Marshal(s)
+func putSchedule(ctx context.Context, q dbq, sc *store.Schedule, insert bool) error {
+	doc, err := json.Marshal(sc)
 	if err != nil {
 		return err
 	}
 	enabled := 0
-	if s.Enabled {
+	if sc.Enabled {
 		enabled = 1
 	}
 	if insert {
-		_, err = tx.ExecContext(ctx, `INSERT INTO corral_schedules (id, agent, enabled, next_fire_at, created_at, doc) VALUES (?, ?, ?, ?, ?, ?)`,
-			s.ID, s.Agent, enabled, nullMicros(s.NextFireAt), micros(s.CreatedAt), string(doc))
+		_, err = q.ExecContext(ctx, `INSERT INTO corral_schedules (id, agent, enabled, next_fire_at, created_at, doc) VALUES (?, ?, ?, ?, ?, ?)`,
+			sc.ID, sc.Agent, enabled, nullMicros(sc.NextFireAt), micros(sc.CreatedAt), string(doc))
 		if isUnique(err) {
-			return fmt.Errorf("schedule %q: %w", s.ID, store.ErrExists)
+			return fmt.Errorf("schedule %q: %w", sc.ID, store.ErrExists)
 		}
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE corral_schedules SET enabled = ?, next_fire_at = ?, doc = ? WHERE id = ?`,
-		enabled, nullMicros(s.NextFireAt), string(doc), s.ID)
+	res, err := q.ExecContext(ctx, `UPDATE corral_schedules SET enabled = ?, next_fire_at = ?, doc = ? WHERE id = ?`,
+		enabled, nullMicros(sc.NextFireAt), string(doc), sc.ID)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("schedule %q: %w", s.ID, store.ErrNotFound)
+		return fmt.Errorf("schedule %q: %w", sc.ID, store.ErrNotFound)
 	}
 	return nil
 }
@@ -54,22 +54,22 @@ func getSchedule(ctx context.Context, q querier, id string) (*store.Schedule, er
 
 func (s *Store) CreateSchedule(ctx context.Context, sc *store.Schedule) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := getAgent(ctx, tx, sc.Agent); err != nil {
+		if _, err := getAgent(ctx, s.w(tx), sc.Agent); err != nil {
 			return err
 		}
-		return putSchedule(ctx, tx, sc, true)
+		return putSchedule(ctx, s.w(tx), sc, true)
 	})
 }
 
 func (s *Store) GetSchedule(ctx context.Context, id string) (*store.Schedule, error) {
-	return getSchedule(ctx, s.rdb, id)
+	return getSchedule(ctx, s.r(), id)
 }
 
 func (s *Store) ListSchedules(ctx context.Context, agent string) ([]*store.Schedule, error) {
 	q := `SELECT doc FROM corral_schedules ORDER BY created_at, id`
 	var args []any
 	if agent != "" {
-		if _, err := getAgent(ctx, s.rdb, agent); err != nil {
+		if _, err := getAgent(ctx, s.r(), agent); err != nil {
 			return nil, err
 		}
 		q = `SELECT doc FROM corral_schedules WHERE agent = ? ORDER BY created_at, id`
@@ -79,7 +79,7 @@ func (s *Store) ListSchedules(ctx context.Context, agent string) ([]*store.Sched
 }
 
 func (s *Store) schedules(ctx context.Context, q string, args ...any) ([]*store.Schedule, error) {
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.r().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -100,12 +100,12 @@ func (s *Store) schedules(ctx context.Context, q string, args ...any) ([]*store.
 }
 
 func (s *Store) UpdateSchedule(ctx context.Context, sc *store.Schedule) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return putSchedule(ctx, tx, sc, false) })
+	return s.tx(ctx, func(tx *sql.Tx) error { return putSchedule(ctx, s.w(tx), sc, false) })
 }
 
 func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM corral_schedules WHERE id = ?`, id)
+		res, err := s.w(tx).ExecContext(ctx, `DELETE FROM corral_schedules WHERE id = ?`, id)
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 
 func (s *Store) NextFire(ctx context.Context) (time.Time, bool, error) {
 	var v sql.NullInt64
-	err := s.rdb.QueryRowContext(ctx, `SELECT min(next_fire_at) FROM corral_schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&v)
+	err := s.r().QueryRowContext(ctx, `SELECT min(next_fire_at) FROM corral_schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL`).Scan(&v)
 	if err != nil || !v.Valid {
 		return time.Time{}, false, err
 	}
@@ -132,7 +132,7 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]*store.Sched
 func (s *Store) FireSchedule(ctx context.Context, id string, expected, next time.Time, sub *store.Submission) (*store.Admission, error) {
 	var adm *store.Admission
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		sc, err := getSchedule(ctx, tx, id)
+		sc, err := getSchedule(ctx, s.w(tx), id)
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (s *Store) FireSchedule(ctx context.Context, id string, expected, next time
 			sc.LastFireAt = &fired
 			sc.LastExecution = adm.Execution.ID
 		}
-		return putSchedule(ctx, tx, sc, false)
+		return putSchedule(ctx, s.w(tx), sc, false)
 	})
 	return adm, err
 }

@@ -48,6 +48,8 @@ type Options struct {
 type Store struct {
 	db     *sql.DB // the one writer connection, shared with River
 	rdb    *sql.DB // readers
+	wst    *stmtCache
+	rst    *stmtCache
 	engine *riverengine.Engine[*sql.Tx]
 }
 
@@ -111,7 +113,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
-	return &Store{db: db, rdb: rdb, engine: eng}, nil
+	return &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb), engine: eng}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -141,6 +143,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 
 // Close closes the database. Stop the engine first.
 func (s *Store) Close() error {
+	s.wst.close()
+	s.rst.close()
 	return errors.Join(s.rdb.Close(), s.db.Close())
 }
 

@@ -16,7 +16,7 @@ func (s *Store) RegisterWorker(ctx context.Context, w *store.Worker) error {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO corral_workers (id, heartbeat_at, doc) VALUES (?, ?, ?)
+		_, err := s.w(tx).ExecContext(ctx, `INSERT INTO corral_workers (id, heartbeat_at, doc) VALUES (?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, doc = excluded.doc`,
 			w.ID, micros(w.Heartbeat), string(doc))
 		return err
@@ -25,7 +25,7 @@ func (s *Store) RegisterWorker(ctx context.Context, w *store.Worker) error {
 
 func (s *Store) Heartbeat(ctx context.Context, workerID string, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE corral_workers SET heartbeat_at = ? WHERE id = ?`, micros(now), workerID)
+		res, err := s.w(tx).ExecContext(ctx, `UPDATE corral_workers SET heartbeat_at = ? WHERE id = ?`, micros(now), workerID)
 		if err != nil {
 			return err
 		}
@@ -37,7 +37,7 @@ func (s *Store) Heartbeat(ctx context.Context, workerID string, now time.Time) e
 }
 
 func (s *Store) Workers(ctx context.Context) ([]*store.Worker, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT heartbeat_at, doc FROM corral_workers ORDER BY id`)
+	rows, err := s.r().QueryContext(ctx, `SELECT heartbeat_at, doc FROM corral_workers ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Store) Workers(ctx context.Context) ([]*store.Worker, error) {
 
 func (s *Store) DeleteWorker(ctx context.Context, workerID string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM corral_workers WHERE id = ?`, workerID)
+		_, err := s.w(tx).ExecContext(ctx, `DELETE FROM corral_workers WHERE id = ?`, workerID)
 		return err
 	})
 }

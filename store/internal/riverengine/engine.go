@@ -67,10 +67,10 @@ func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[
 // Insert hands execution id to the engine inside tx: the dispatch commits
 // or rolls back with the admission.
 func (e *Engine[TTx]) Insert(ctx context.Context, tx TTx, id string) error {
-	_, err := e.inserter.InsertTx(ctx, tx, RunArgs{ExecutionID: id}, &river.InsertOpts{
+	_, err := e.inserter.InsertManyFastTx(ctx, tx, []river.InsertManyParams{{Args: RunArgs{ExecutionID: id}, InsertOpts: &river.InsertOpts{
 		Queue:       Queue,
 		MaxAttempts: 25,
-	})
+	}}})
 	if err != nil {
 		return fmt.Errorf("dispatch execution %s: %w", id, err)
 	}
