@@ -81,9 +81,10 @@ type Agent struct {
 	MaxBacklog int `json:"max_backlog"`
 
 	// Timeout is the budget of one run (zero: none); a task may ask for a
-	// shorter or longer one. Stall and Idle are the headless watchdogs
-	// (an open tool call, no output at all); Grace is the time between the
-	// stop signal and SIGKILL.
+	// shorter or longer one. StallTimeout and IdleTimeout are the headless
+	// watchdogs (a tool call left open, no stream output); zero means the
+	// headless layer's defaults. Grace is the time between the stop signal
+	// and SIGKILL; zero means 2 s.
 	Timeout      Duration `json:"timeout,omitempty"`
 	StallTimeout Duration `json:"stall_timeout,omitempty"`
 	IdleTimeout  Duration `json:"idle_timeout,omitempty"`
