@@ -39,7 +39,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	rc := http.NewResponseController(w)
+	// A stream outlives the server's read and write timeouts; the read
+	// deadline matters too, as its expiry would cancel the request.
 	rc.SetWriteDeadline(time.Time{})
+	rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

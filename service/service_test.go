@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -468,5 +469,38 @@ func TestHeadlessCancelStopsTheTurn(t *testing.T) {
 	f.svc.Cancel(bg, e.ID)
 	if e = f.waitTerminal(e.ID, 30*time.Second); e.Status != corral.StatusCancelled || e.SessionID != "s3" {
 		t.Fatalf("cancelled turn: %s %s", e.Status, e.SessionID)
+	}
+}
+
+// TestMissedFiresAreSkippedOrRunOnce moves the scheduler's clock five
+// hours ahead, as if the service had been down: the skip schedule drops
+// its five missed fires, the run_once schedule runs its task once.
+func TestMissedFiresAreSkippedOrRunOnce(t *testing.T) {
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	f := newFixture(t, service.Config{Now: clock})
+	f.agent(service.Agent{Name: "m", MaxParallelTasks: 5})
+	skip, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "m", Cron: "@hourly", Input: "echo skip", Enabled: true, Missed: store.MissedSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "m", Cron: "@hourly", Input: "echo once", Enabled: true, Missed: store.MissedRunOnce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset.Store(int64(5*time.Hour + 10*time.Minute))
+	later := clock()
+	var got *service.Schedule
+	testutil.WaitFor(t, 10*time.Second, "both schedules moved past the outage", func() bool {
+		a, _ := f.svc.Schedule(bg, skip.ID)
+		got, _ = f.svc.Schedule(bg, once.ID)
+		return a.NextFireAt.After(later) && got.NextFireAt.After(later)
+	})
+	list, _, _ := f.svc.Executions(bg, service.ExecutionFilter{Agent: "m"})
+	if len(list) != 1 || list[0].ScheduleID != once.ID || got.LastExecution != list[0].ID {
+		t.Fatalf("after the outage: %d executions %+v, want one of the run_once schedule", len(list), list)
+	}
+	if e := f.waitTerminal(list[0].ID, 20*time.Second); e.Stdout != "once\n" {
+		t.Fatalf("run_once run: %+v", e)
 	}
 }
