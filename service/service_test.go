@@ -504,3 +504,85 @@ func TestMissedFiresAreSkippedOrRunOnce(t *testing.T) {
 		t.Fatalf("run_once run: %+v", e)
 	}
 }
+
+// TestTwoWorkersShareADatabaseWithoutOverbookingAndCancelAcross runs two
+// services on one database file, as two processes would: submissions to
+// both never exceed the agent's capacity, and a cancel sent to one worker
+// stops a run owned by the other.
+func TestTwoWorkersShareADatabaseWithoutOverbookingAndCancelAcross(t *testing.T) {
+	testutil.CheckFDs(t)
+	tag := testutil.Tag(t)
+	dir := t.TempDir()
+	var svcs []*service.Service
+	for i := range 2 {
+		st, err := sqlite.Open(bg, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, _ := service.New(service.Config{Store: st, DataDir: dir, WorkerID: fmt.Sprint("w", i), Env: []string{testutil.TagEnvVar(tag)}})
+		if err := svc.Start(bg); err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, svc)
+		t.Cleanup(func() { svc.Close(bg); st.Close() })
+	}
+	if _, err := svcs[0].CreateAgent(bg, &service.Agent{Name: "shared", Kind: store.KindShell, MaxParallelTasks: 3, Overflow: store.OverflowQueue, MaxBacklog: 100}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	running := 0
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := svcs[i%2].Submit(bg, service.Task{Agent: "shared", Input: "sleep 0.05"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if e.Status == corral.StatusRunning {
+				mu.Lock()
+				running++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if running != 3 {
+		t.Fatalf("%d admitted at once by two workers, capacity 3", running)
+	}
+	workers := map[string]bool{}
+	testutil.WaitFor(t, 60*time.Second, "40 runs done, never more than 3 at once", func() bool {
+		slots, _ := svcs[1].Slots(bg, "shared")
+		if len(slots) > 3 {
+			t.Fatalf("%d slots held", len(slots))
+		}
+		list, _, _ := svcs[0].Executions(bg, service.ExecutionFilter{Agent: "shared", Statuses: []corral.Status{corral.StatusSucceeded}, Limit: 100})
+		for _, e := range list {
+			workers[e.WorkerID] = true
+		}
+		return len(list) == 40
+	})
+	t.Logf("runs taken by workers %v", workers)
+
+	long, _ := svcs[0].Submit(bg, service.Task{Agent: "shared", Input: "sleep 300"})
+	var owner string
+	testutil.WaitFor(t, 20*time.Second, "long run started", func() bool {
+		e, _ := svcs[0].Execution(bg, long.ID)
+		owner = e.WorkerID
+		return e.Handle != nil
+	})
+	other := svcs[0]
+	if owner == "w0" {
+		other = svcs[1]
+	}
+	if _, err := other.Cancel(bg, long.ID); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 20*time.Second, "cancel reaching the owning worker", func() bool {
+		e, _ := other.Execution(bg, long.ID)
+		return e.Status == corral.StatusCancelled
+	})
+	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}
