@@ -79,7 +79,7 @@ type ExecutionFilter = store.ExecutionFilter
 // of the next page ("" when this is the last).
 func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*Execution, string, error) {
 	list, next, err := s.st.ListExecutions(ctx, f)
-	if err != nil && !errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
+	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return list, next, err

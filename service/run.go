@@ -40,8 +40,11 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	}()
 
 	a, err := s.st.GetAgent(ctx, e.Agent)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
+	case err != nil:
+		return s.finish(e, &store.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil)
 	}
 	lw, err := runlog.Create(logPath, id, s.hub, s.cfg.MaxLogBytes)
 	if err != nil {

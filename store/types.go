@@ -25,6 +25,8 @@ var (
 	// ErrBusy means an agent still has queued or running executions and
 	// cannot be deleted yet.
 	ErrBusy = errors.New("agent busy")
+	// ErrBadCursor means a listing cursor is not one the store returned.
+	ErrBadCursor = errors.New("bad cursor")
 )
 
 // AgentKind says how an agent runs its task input.

@@ -426,7 +426,7 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 		ts, id, ok := strings.Cut(f.Cursor, "_")
 		t, err := strconv.ParseInt(ts, 10, 64)
 		if !ok || err != nil {
-			return nil, "", fmt.Errorf("cursor %q is not one this service returned: start the listing again without it", f.Cursor)
+			return nil, "", fmt.Errorf("cursor %q is not one this service returned: start the listing again without it: %w", f.Cursor, store.ErrBadCursor)
 		}
 		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
 		args = append(args, t, t, id)

@@ -472,7 +472,7 @@ func testList(t *testing.T, s store.Store) {
 	if len(future) != 0 {
 		t.Fatalf("since filter: %d", len(future))
 	}
-	if _, _, err := s.ListExecutions(ctx, store.ExecutionFilter{Cursor: "garbage"}); err == nil {
+	if _, _, err := s.ListExecutions(ctx, store.ExecutionFilter{Cursor: "garbage"}); !errors.Is(err, store.ErrBadCursor) {
 		t.Fatal("bad cursor accepted")
 	}
 }

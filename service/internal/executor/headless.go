@@ -42,6 +42,8 @@ func Args(template []string, prompt string) []string {
 
 func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 	var once sync.Once
+	var salvage sync.WaitGroup // recorded off the stream's goroutine, waited for below
+	defer salvage.Wait()
 	spec := &headless.Spec{
 		Args:         Args(j.Agent.Command, j.Execution.Input),
 		Dir:          j.Agent.Workdir,
@@ -58,13 +60,22 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 				j.OnLine("event", []byte(ev.Raw))
 			}
 			if ev.SessionID != "" && j.OnSalvage != nil {
-				once.Do(func() { go j.OnSalvage(ev.SessionID) })
+				once.Do(func() {
+					salvage.Add(1)
+					go func() {
+						defer salvage.Done()
+						j.OnSalvage(ev.SessionID)
+					}()
+				})
 			}
 		},
 		Label: "exec-" + j.Execution.ID,
 	}
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the turn started", Interrupted: true}, nil
+		}
 		return startFailure(err), nil
 	}
 	stopped := false

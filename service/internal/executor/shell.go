@@ -60,14 +60,20 @@ func (Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 	cancel()
 	outLines.flush()
 	errLines.flush()
-	if err != nil {
-		return startFailure(err), nil
-	}
 	wasStopped := false
 	select {
 	case <-stopped:
 		wasStopped = true
 	default:
+	}
+	if err != nil {
+		switch {
+		case wasStopped:
+			return &Result{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", Cancelled: true}, nil
+		case ctx.Err() != nil:
+			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the run started", Interrupted: true}, nil
+		}
+		return startFailure(err), nil
 	}
 	r := &Result{
 		Stdout:      corral.Output{Head: []byte(res.Stdout), Bytes: res.StdoutBytes, Truncated: res.Truncated},
