@@ -309,10 +309,10 @@ func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 				return false
 			}
 		}
-		return len(taggedExcept(tag, a.pid())) >= 10
+		return len(taggedExcept(tag, a.pid())) >= 6
 	})
 	a.kill9()
-	if n := len(taggedExcept(tag, -1)); n < 10 {
+	if n := len(taggedExcept(tag, -1)); n < 6 {
 		t.Fatalf("only %d processes outlived the service: the test proves nothing", n)
 	}
 
