@@ -339,10 +339,14 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
-	if !detach {
-		c.settle(time.Now().Add(250 * time.Millisecond))
+	if kids := reaper.UnownedChildren(); len(kids) > 0 {
+		// Orphans came to us: reap the tree's, waiting (bounded) for those
+		// still on their way out when the tree is meant to be gone.
+		if !detach {
+			c.settle(kids, time.Now().Add(250*time.Millisecond))
+		}
+		reaper.Reap(c.tree.claim)
 	}
-	reaper.Reap(c.tree.claim)
 	if kept := c.tree.release(detach); kept != nil {
 		// Detached processes live on: keep reaping them as they go.
 		reaper.RegisterUntil(c.tree.claim, kept)
@@ -356,13 +360,10 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 // its children to us; so once the tree is gone, wait until no child of ours
 // that belongs to it is still on its way out, reaping as they arrive. The
 // wait is a few microseconds unless the machine is badly loaded, and bounded.
-func (c *linuxChild) settle(deadline time.Time) {
+func (c *linuxChild) settle(kids []int, deadline time.Time) {
 	for {
 		pending := false
-		for _, pid := range reaper.ChildPids() {
-			if reaper.Owned(pid) {
-				continue
-			}
+		for _, pid := range kids {
 			st, err := procfs.ReadStat(pid)
 			if err != nil {
 				continue
@@ -382,5 +383,6 @@ func (c *linuxChild) settle(deadline time.Time) {
 			return
 		}
 		time.Sleep(time.Millisecond)
+		kids = reaper.UnownedChildren()
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -169,21 +170,51 @@ func expire() {
 	mu.Unlock()
 }
 
-func loop(stop, done chan struct{}) {
-	defer close(done)
+// sigchld receives SIGCHLD for the whole life of the process once the
+// reaper has run: registering and unregistering a handler for every run
+// would cost more than the runs.
+var sigchld = sync.OnceValue(func() chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, unix.SIGCHLD)
-	defer signal.Stop(ch)
-	Reap(nil)
+	return ch
+})
+
+func loop(stop, done chan struct{}) {
+	defer close(done)
+	ch := sigchld()
+	// Passes are spaced by passInterval: every run's own exit raises a
+	// SIGCHLD, and a pass per exit would cost more than the runs. An orphan
+	// that dies mid-run waits at most that long; a run's last orphans are
+	// reaped by the run itself before it returns.
+	var last time.Time
 	for {
 		select {
 		case <-stop:
 			return
 		case <-ch:
+			if wait := passInterval - time.Since(last); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-stop:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+			last = time.Now()
 			Reap(nil)
 			expire()
 		}
 	}
+}
+
+const passInterval = 50 * time.Millisecond
+
+// ReapChildren is Reap over a list of child pids already read.
+func ReapChildren(pids []int, extra Claim) int {
+	spawnMu.RLock()
+	defer spawnMu.RUnlock()
+	return reapList(pids, extra)
 }
 
 // Reap reaps every zombie child of this process that extra or a registered
@@ -193,8 +224,12 @@ func loop(stop, done chan struct{}) {
 func Reap(extra Claim) int {
 	spawnMu.RLock()
 	defer spawnMu.RUnlock()
+	return reapList(ChildPids(), extra)
+}
+
+func reapList(pids []int, extra Claim) int {
 	n := 0
-	for _, pid := range ChildPids() {
+	for _, pid := range pids {
 		if Owned(pid) {
 			continue
 		}
@@ -294,10 +329,20 @@ func childPidsFast() ([]int, error) {
 // among its ancestors, so every surviving piece of a tree hangs below a
 // child of the supervisor.
 func HasUnownedChildren() bool {
-	for _, pid := range ChildPids() {
-		if !Owned(pid) {
-			return true
+	return len(UnownedChildren()) > 0
+}
+
+// UnownedChildren returns the children of this process, live or zombie,
+// that are not marked with Own.
+func UnownedChildren() []int {
+	pids := ChildPids()
+	out := pids[:0]
+	mu.Lock()
+	for _, pid := range pids {
+		if _, ok := owned[pid]; !ok {
+			out = append(out, pid)
 		}
 	}
-	return false
+	mu.Unlock()
+	return out
 }
