@@ -1,0 +1,385 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/service"
+	"github.com/corralrun/corral/store"
+)
+
+// recentRuns is how many finished runs the success rate looks at.
+const recentRuns = 20
+
+// maxCounted bounds the queued executions counted per agent.
+const maxCounted = 1000
+
+// agentRow is one agent on the agents page.
+type agentRow struct {
+	*service.Agent
+	Running, Queued int
+	QueuedMore      bool // more than maxCounted queued
+	// Succeeded of Finished recent runs (succeeded, failed, interrupted;
+	// cancelled and rejected runs say nothing of the agent).
+	Succeeded, Finished int
+	NextFire            *time.Time
+	Schedules           int
+}
+
+// Rate is the recent success rate, from 0 to 1.
+func (a agentRow) Rate() float64 {
+	if a.Finished == 0 {
+		return 0
+	}
+	return float64(a.Succeeded) / float64(a.Finished)
+}
+
+// Full reports whether every slot is taken.
+func (a agentRow) Full() bool { return a.Running >= a.MaxParallelTasks }
+
+type agentsData struct {
+	Agents []agentRow
+	Chart  *chart
+}
+
+func (u *UI) agentRows(ctx context.Context) ([]agentRow, error) {
+	agents, err := u.svc.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scheds, err := u.svc.Schedules(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]agentRow, 0, len(agents))
+	for _, a := range agents {
+		row := agentRow{Agent: a}
+		slots, err := u.svc.Slots(ctx, a.Name)
+		if err != nil {
+			return nil, err
+		}
+		row.Running = len(slots)
+		queued, _, err := u.svc.Executions(ctx, service.ExecutionFilter{Agent: a.Name, Statuses: []corral.Status{corral.StatusQueued}, Limit: maxCounted})
+		if err != nil {
+			return nil, err
+		}
+		row.Queued, row.QueuedMore = len(queued), len(queued) >= maxCounted
+		recent, _, err := u.svc.Executions(ctx, service.ExecutionFilter{Agent: a.Name, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed, corral.StatusInterrupted}, Limit: recentRuns})
+		if err != nil {
+			return nil, err
+		}
+		row.Finished = len(recent)
+		for _, e := range recent {
+			if e.Status == corral.StatusSucceeded {
+				row.Succeeded++
+			}
+		}
+		for _, sc := range scheds {
+			if sc.Agent != a.Name {
+				continue
+			}
+			row.Schedules++
+			if sc.Enabled && sc.NextFireAt != nil && (row.NextFire == nil || sc.NextFireAt.Before(*row.NextFire)) {
+				row.NextFire = sc.NextFireAt
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func (u *UI) agentsPage(w http.ResponseWriter, r *http.Request, p *page) {
+	rows, err := u.agentRows(r.Context())
+	if err != nil {
+		u.fail(w, r, p, err)
+		return
+	}
+	now := u.now()
+	from := now.Add(-24 * time.Hour)
+	execs, err := u.executionsSince(r.Context(), service.ExecutionFilter{Since: from})
+	if err != nil {
+		u.fail(w, r, p, err)
+		return
+	}
+	p.Title, p.Nav = "Agents", "agents"
+	p.Data = agentsData{Agents: rows, Chart: buildChart(execs, from, now, now, "the last 24 hours")}
+	u.render(w, r, http.StatusOK, "agents", p)
+}
+
+// liveAgents streams the agents table as it changes.
+func (u *UI) liveAgents(w http.ResponseWriter, r *http.Request, p *page) {
+	u.live(w, r, func(ctx context.Context) (string, any, error) {
+		rows, err := u.agentRows(ctx)
+		return "agent_rows", rows, err
+	})
+}
+
+// agentForm is the agent form's fields as typed, and what is wrong with
+// them.
+type agentForm struct {
+	Editing                                              bool
+	Name, Kind, Shell, Command, Workdir, Env             string
+	MaxParallel, Overflow, MaxBacklog                    string
+	Timeout, StallTimeout, IdleTimeout, Grace, MaxOutput string
+	Errors                                               map[string]string
+	Error                                                string
+	CreatedAt, UpdatedAt                                 time.Time
+}
+
+func formOf(a *service.Agent) *agentForm {
+	f := &agentForm{Editing: true, Name: a.Name, Kind: string(a.Kind), Shell: a.Shell, Workdir: a.Workdir,
+		Command: strings.Join(a.Command, "\n"), Overflow: string(a.Overflow),
+		MaxParallel: itoa(a.MaxParallelTasks), MaxBacklog: itoa(a.MaxBacklog), MaxOutput: zeroEmpty(a.MaxOutput),
+		Timeout: durText(a.Timeout), StallTimeout: durText(a.StallTimeout), IdleTimeout: durText(a.IdleTimeout), Grace: durText(a.Grace),
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	keys := make([]string, 0, len(a.Env))
+	for k := range a.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var env []string
+	for _, k := range keys {
+		env = append(env, k+"="+a.Env[k])
+	}
+	f.Env = strings.Join(env, "\n")
+	return f
+}
+
+func readAgentForm(r *http.Request) *agentForm {
+	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
+	return &agentForm{Name: v("name"), Kind: v("kind"), Shell: v("shell"), Command: strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("command"), "\r\n", "\n")),
+		Workdir: v("workdir"), Env: strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("env"), "\r\n", "\n")),
+		MaxParallel: v("max_parallel_tasks"), Overflow: v("overflow"), MaxBacklog: v("max_backlog"),
+		Timeout: v("timeout"), StallTimeout: v("stall_timeout"), IdleTimeout: v("idle_timeout"), Grace: v("grace"), MaxOutput: v("max_output")}
+}
+
+// agent turns the form into an agent, noting what is wrong field by
+// field.
+func (f *agentForm) agent() (*service.Agent, bool) {
+	f.Errors = map[string]string{}
+	a := &service.Agent{Name: f.Name, Kind: service.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow)}
+	if f.Name == "" {
+		f.Errors["name"] = "Give the agent a name: letters, digits, '-', '_' or '.'."
+	} else if err := store.ValidName(f.Name); err != nil {
+		f.Errors["name"] = "The name " + err.Error() + "."
+	}
+	if f.Kind != "shell" && f.Kind != "headless" {
+		f.Errors["kind"] = "Choose shell or headless."
+	}
+	for _, line := range strings.Split(f.Command, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			a.Command = append(a.Command, line)
+		}
+	}
+	if f.Kind == "headless" && len(a.Command) == 0 {
+		f.Errors["command"] = "A headless agent needs its command, one argument per line; {{prompt}} marks where the task goes."
+	}
+	if f.Kind == "shell" {
+		a.Command = nil
+	} else {
+		a.Shell = ""
+	}
+	for i, line := range strings.Split(f.Env, "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			f.Errors["env"] = "Line " + itoa(i+1) + " is not NAME=value."
+			break
+		}
+		if a.Env == nil {
+			a.Env = map[string]string{}
+		}
+		a.Env[strings.TrimSpace(k)] = val
+	}
+	a.MaxParallelTasks = f.intField("max_parallel_tasks", f.MaxParallel, 1, 10000)
+	a.MaxBacklog = f.intField("max_backlog", f.MaxBacklog, 1, 1000000)
+	a.MaxOutput = f.intField("max_output", f.MaxOutput, 1, 1<<30)
+	a.Timeout = f.durField("timeout", f.Timeout)
+	a.StallTimeout = f.durField("stall_timeout", f.StallTimeout)
+	a.IdleTimeout = f.durField("idle_timeout", f.IdleTimeout)
+	a.Grace = f.durField("grace", f.Grace)
+	return a, len(f.Errors) == 0
+}
+
+func (f *agentForm) intField(name, v string, lo, hi int) int {
+	if v == "" {
+		return 0
+	}
+	n, err := atoi(v)
+	if err != nil || n < lo || n > hi {
+		f.Errors[name] = "Enter a whole number from " + itoa(lo) + " to " + itoa(hi) + ", or leave it empty for the default."
+		return 0
+	}
+	return n
+}
+
+func (f *agentForm) durField(name, v string) service.Duration {
+	d, err := parseDur(v)
+	if err != nil {
+		f.Errors[name] = err.Error()
+	}
+	return d
+}
+
+// serviceError files an error of the service under the field it is
+// about, or as the form's error.
+func (f *agentForm) serviceError(err error) {
+	msg := strings.TrimPrefix(err.Error(), service.ErrInvalid.Error()+": ")
+	switch {
+	case errors.Is(err, service.ErrExists):
+		f.Errors["name"] = "An agent named " + f.Name + " exists already: pick another name, or edit that one."
+		return
+	case errors.Is(err, service.ErrNotFound):
+		f.Error = "This agent no longer exists."
+		return
+	case !errors.Is(err, service.ErrInvalid):
+		f.Error = "The service failed: " + err.Error()
+		return
+	}
+	for _, m := range []struct{ prefix, field string }{
+		{"agent name", "name"}, {"headless agent", "command"}, {"agent kind", "kind"}, {"unknown agent kind", "kind"},
+		{"max_parallel_tasks", "max_parallel_tasks"}, {"unknown overflow", "overflow"}, {"max_backlog", "max_backlog"},
+		{"timeout", "timeout"}, {"stall_timeout", "stall_timeout"}, {"idle_timeout", "idle_timeout"}, {"grace", "grace"},
+		{"max_output", "max_output"}, {"env name", "env"},
+	} {
+		if strings.HasPrefix(msg, m.prefix) {
+			f.Errors[m.field] = capitalize(msg) + "."
+			return
+		}
+	}
+	f.Error = capitalize(msg) + "."
+}
+
+func (u *UI) newAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
+	p.Title, p.Nav = "New agent", "agents"
+	p.Data = &agentForm{Kind: "shell", Shell: "bash", Overflow: "reject"}
+	u.render(w, r, http.StatusOK, "agent_form", p)
+}
+
+func (u *UI) editAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
+	a, err := u.svc.Agent(r.Context(), r.PathValue("name"))
+	if err != nil {
+		u.fail(w, r, p, err)
+		return
+	}
+	p.Title, p.Nav, p.Data = "Agent "+a.Name, "agents", formOf(a)
+	if r.URL.Query().Get("saved") != "" {
+		p.Notice = "Saved."
+	}
+	u.render(w, r, http.StatusOK, "agent_form", p)
+}
+
+func (u *UI) createAgent(w http.ResponseWriter, r *http.Request, p *page) {
+	f := readAgentForm(r)
+	p.Title, p.Nav, p.Data = "New agent", "agents", f
+	a, ok := f.agent()
+	if ok {
+		_, err := u.svc.CreateAgent(r.Context(), a)
+		if err == nil {
+			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
+			return
+		}
+		f.serviceError(err)
+	}
+	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
+}
+
+func (u *UI) updateAgent(w http.ResponseWriter, r *http.Request, p *page) {
+	f := readAgentForm(r)
+	f.Editing = true
+	f.Name = r.PathValue("name")
+	p.Title, p.Nav, p.Data = "Agent "+f.Name, "agents", f
+	a, ok := f.agent()
+	if ok {
+		_, err := u.svc.UpdateAgent(r.Context(), a)
+		if err == nil {
+			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
+			return
+		}
+		f.serviceError(err)
+	}
+	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
+}
+
+func (u *UI) deleteAgent(w http.ResponseWriter, r *http.Request, p *page) {
+	name := r.PathValue("name")
+	err := u.svc.DeleteAgent(r.Context(), name)
+	switch {
+	case err == nil:
+		seeOther(w, r, "/")
+	case errors.Is(err, service.ErrBusy):
+		a, gerr := u.svc.Agent(r.Context(), name)
+		if gerr != nil {
+			u.fail(w, r, p, gerr)
+			return
+		}
+		f := formOf(a)
+		f.Error = "Agent " + name + " still has queued or running tasks. Cancel them or let them finish, then delete it."
+		p.Title, p.Nav, p.Data = "Agent "+name, "agents", f
+		u.render(w, r, http.StatusConflict, "agent_form", p)
+	default:
+		u.fail(w, r, p, err)
+	}
+}
+
+// taskForm is the form to submit a task.
+type taskForm struct {
+	Agents                []*service.Agent
+	Agent, Input, Timeout string
+	Errors                map[string]string
+}
+
+func (u *UI) taskPage(w http.ResponseWriter, r *http.Request, p *page) {
+	agents, err := u.svc.Agents(r.Context())
+	if err != nil {
+		u.fail(w, r, p, err)
+		return
+	}
+	p.Title, p.Nav = "Run a task", "task"
+	p.Data = &taskForm{Agents: agents, Agent: r.URL.Query().Get("agent")}
+	u.render(w, r, http.StatusOK, "task", p)
+}
+
+// submitTask submits a task and shows its execution, a rejected one too
+// (its page says why).
+func (u *UI) submitTask(w http.ResponseWriter, r *http.Request, p *page) {
+	f := &taskForm{Agent: r.PostFormValue("agent"), Input: r.PostFormValue("input"), Timeout: strings.TrimSpace(r.PostFormValue("timeout")), Errors: map[string]string{}}
+	f.Input = strings.ReplaceAll(f.Input, "\r\n", "\n")
+	to, err := parseDur(f.Timeout)
+	if err != nil {
+		f.Errors["timeout"] = err.Error()
+	}
+	if strings.TrimSpace(f.Input) == "" {
+		f.Errors["input"] = "Enter the command line (shell agents) or the prompt (headless agents)."
+	}
+	if f.Agent == "" {
+		f.Errors["agent"] = "Choose an agent."
+	}
+	if len(f.Errors) == 0 {
+		e, err := u.svc.Submit(r.Context(), service.Task{Agent: f.Agent, Input: f.Input, Timeout: to})
+		var rej *service.RejectedError
+		switch {
+		case err == nil || errors.As(err, &rej):
+			seeOther(w, r, "/executions/"+url.PathEscape(e.ID))
+			return
+		case errors.Is(err, service.ErrNotFound):
+			f.Errors["agent"] = "There is no agent " + f.Agent + "."
+		case errors.Is(err, service.ErrInvalid):
+			f.Errors["input"] = capitalize(strings.TrimPrefix(err.Error(), service.ErrInvalid.Error()+": ")) + "."
+		default:
+			u.fail(w, r, p, err)
+			return
+		}
+	}
+	f.Agents, _ = u.svc.Agents(r.Context())
+	p.Title, p.Nav, p.Data = "Run a task", "task", f
+	u.render(w, r, http.StatusUnprocessableEntity, "task", p)
+}
