@@ -174,8 +174,41 @@ var ownSession = sync.OnceValue(func() int {
 	return sid
 })
 
-// scan returns the live members of the tree, learning new ones.
-func (t *reapTree) scan() []procfs.Stat {
+// settledScan returns the live members of the tree. A scan of /proc is not
+// a snapshot: a member may fork after the directory was listed and exit
+// before its own entry was read, leaving a child the scan never saw. So an
+// empty answer is only trusted when two scans in a row saw the same members
+// and all of them dead (a zombie cannot fork).
+func (t *reapTree) settledScan() []procfs.Stat {
+	var prev map[int]bool
+	for i := 0; i < 16; i++ {
+		live, dead := t.scan()
+		if len(live) > 0 {
+			return live
+		}
+		if prev != nil && sameKeys(prev, dead) {
+			return nil
+		}
+		prev = dead
+	}
+	return nil
+}
+
+func sameKeys(a, b map[int]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// scan returns the live members of the tree and the pids of its zombies,
+// learning new members.
+func (t *reapTree) scan() (live []procfs.Stat, dead map[int]bool) {
 	all, _ := procfs.ScanSince(time.Now())
 	byPid := make(map[int]procfs.Stat, len(all))
 	for _, st := range all {
@@ -201,17 +234,21 @@ func (t *reapTree) scan() []procfs.Stat {
 			}
 		}
 	}
-	var out []procfs.Stat
+	dead = map[int]bool{}
 	for _, st := range all {
-		if in[st.Pid] && !st.Zombie() {
-			out = append(out, st)
+		switch {
+		case !in[st.Pid]:
+		case st.Zombie():
+			dead[st.Pid] = true
+		default:
+			live = append(live, st)
 		}
 	}
-	return out
+	return live, dead
 }
 
 func (t *reapTree) members() []procKey {
-	ms := t.scan()
+	ms := t.settledScan()
 	out := make([]procKey, len(ms))
 	for i, st := range ms {
 		out[i] = procKey{pid: st.Pid, start: st.Start}
@@ -235,7 +272,8 @@ func (t *reapTree) kill() []procKey {
 	stopped := map[procKey]bool{}
 	for round := 0; round < 64; round++ {
 		fresh := 0
-		for _, st := range t.scan() {
+		live, _ := t.scan()
+		for _, st := range live {
 			k := procKey{pid: st.Pid, start: st.Start}
 			if stopped[k] {
 				continue
@@ -256,7 +294,7 @@ func (t *reapTree) kill() []procKey {
 		}
 	}
 	// Anything that slipped past the freeze (it should not) still dies.
-	for _, st := range t.scan() {
+	for _, st := range t.settledScan() {
 		if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
 			out = append(out, procKey{pid: st.Pid, start: st.Start})
 		}
@@ -276,7 +314,7 @@ func (t *reapTree) claim(z *reaper.Zombie) bool {
 
 func (t *reapTree) release(detach bool) func() bool {
 	done := func() bool {
-		if len(t.scan()) > 0 {
+		if len(t.settledScan()) > 0 {
 			return false
 		}
 		reapRunsMu.Lock()
