@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,14 +25,17 @@ func sessionCookie(t *testing.T, r resp) *http.Cookie {
 	return nil
 }
 
-func TestPagesRedirectToTheLoginPageWithoutASession(t *testing.T) {
+func TestPagesAnswer401WithTheLoginFormWithoutASession(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	b := s.browser()
 	for _, path := range []string{"/", "/executions?agent=x", "/schedules", "/agents/new", "/tasks/new"} {
 		r := b.get(path)
-		if r.code != http.StatusSeeOther || r.loc != "/login?next="+url.QueryEscape(path) {
-			t.Errorf("GET %s: %d %q, want a redirect to the login page", path, r.code, r.loc)
+		if r.code != http.StatusUnauthorized || !strings.Contains(r.body, `<input type="hidden" name="next" value="`+template.HTMLEscapeString(path)+`">`) {
+			t.Errorf("GET %s: %d, want 401 and the login form coming back here:\n%s", path, r.code, r.body)
 		}
+	}
+	if r := b.get("/ui/live/executions"); r.code != http.StatusUnauthorized {
+		t.Errorf("live stream without a session: %d", r.code)
 	}
 	if r := b.get("/login"); r.code != 200 || !strings.Contains(r.body, `<label for="token">API token</label>`) {
 		t.Fatalf("login page: %d\n%s", r.code, r.body)
@@ -198,12 +202,12 @@ func TestLogoutEndsTheSession(t *testing.T) {
 	if r.code != http.StatusSeeOther || r.loc != "/login" || sessionCookie(t, r).MaxAge >= 0 {
 		t.Fatalf("logout: %d %q %v", r.code, r.loc, r.h.Values("Set-Cookie"))
 	}
-	if r := b.get("/"); r.code != http.StatusSeeOther {
+	if r := b.get("/"); r.code != http.StatusUnauthorized {
 		t.Fatalf("after logout: %d", r.code)
 	}
 	replay := s.browser()
 	replay.c.Jar.SetCookies(u, stolen)
-	if r := replay.get("/"); r.code != http.StatusSeeOther {
+	if r := replay.get("/"); r.code != http.StatusUnauthorized {
 		t.Fatalf("a copy of the logged-out cookie still works: %d", r.code)
 	}
 }
@@ -230,7 +234,7 @@ func TestSessionsEndWhenTheTokenChangesOrExpire(t *testing.T) {
 		t.Fatal("a session is not accepted after a restart with the same token")
 	}
 	now = now.Add(time.Hour + time.Second)
-	if r := b.get("/"); r.code != http.StatusSeeOther {
+	if r := b.get("/"); r.code != http.StatusUnauthorized {
 		t.Fatalf("expired session: %d", r.code)
 	}
 }
@@ -249,7 +253,7 @@ func TestBearerTokenOpensPagesToo(t *testing.T) {
 	if r := b.do(http.MethodGet, "/schedules", nil, "Authorization", "Bearer "+token); r.code != 200 {
 		t.Fatalf("page with the bearer token: %d", r.code)
 	}
-	if r := b.do(http.MethodGet, "/schedules", nil, "Authorization", "Bearer wrong"); r.code != http.StatusSeeOther {
+	if r := b.do(http.MethodGet, "/schedules", nil, "Authorization", "Bearer wrong"); r.code != http.StatusUnauthorized {
 		t.Fatalf("page with a wrong bearer token: %d", r.code)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,3 +182,5 @@ func (b *browser) csrf(path string) string {
 	}
 	return m[1]
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -270,7 +269,9 @@ func (u *UI) page(h pageHandler) http.HandlerFunc {
 				http.Error(w, "not logged in: log in at /login", http.StatusUnauthorized)
 				return
 			}
-			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			// The login form, in place: the address stays the one asked
+			// for, and the status says what it is (401) to other clients.
+			u.render(w, r, http.StatusUnauthorized, "login", &page{Title: "Log in", AssetVer: u.assetVer, Auth: true, Data: loginData{Next: safeNext(r.URL.RequestURI())}})
 			return
 		default:
 			u.errorPage(w, r, p, http.StatusUnauthorized, "Not logged in", "Your session has ended. Log in again, then repeat what you did.")
