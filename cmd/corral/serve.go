@@ -21,10 +21,11 @@ import (
 	"github.com/corralrun/corral/api"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store/sqlite"
+	"github.com/corralrun/corral/web"
 )
 
 func init() {
-	register("serve", "run the task service: agents, slots, schedules, HTTP API", serveMain)
+	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", serveMain)
 }
 
 const serveUsage = `Usage: corral serve [--addr HOST:PORT] [--data DIR]
@@ -34,8 +35,10 @@ headless agent prompts) on demand or on a schedule, never more at once than
 their capacity, every run recorded in an embedded SQLite database under
 DIR, its output logged, nothing left running when the service stops.
 
-The HTTP API (docs/api.md) listens on 127.0.0.1:7070 by default. Every
-route but /healthz needs "Authorization: Bearer TOKEN": the token is
+The HTTP API (docs/api.md) listens on 127.0.0.1:7070 by default, with
+the web UI (docs/web.md) at / of the same address: open the printed URL
+in a browser and log in with the token to watch and steer runs. Every
+API route but /healthz needs "Authorization: Bearer TOKEN": the token is
 CORRAL_TOKEN if set, else the file DIR/token, created with mode 0600 on
 first start and printed once. A non-loopback address is refused without a
 token. The client commands (agents, submit, ps, logs, cancel, schedules)
@@ -125,7 +128,12 @@ func serveMain(args []string) int {
 			fmt.Fprintln(os.Stderr, "corral serve: stopping the service:", err)
 		}
 	}
-	handler, err := api.New(api.Config{Service: svc, Token: token, Logger: logger})
+	ui, err := web.New(web.Config{Service: svc, Token: token, Logger: logger})
+	if err != nil {
+		closeSvc()
+		return fail("%v", err)
+	}
+	handler, err := api.New(api.Config{Service: svc, Token: token, Logger: logger, UI: ui, SessionAuth: ui.SessionAuth})
 	if err != nil {
 		closeSvc()
 		return fail("%v", err)
