@@ -33,6 +33,20 @@ func Tagged(tag string) []procfs.Stat {
 // were reparented to this process, and returns how many it found. Only
 // processes a test tagged itself carry the tag, so nothing else is touched.
 func KillTagged(tag string) int {
+	// A victim may fork between the listing and the kill: go round until a
+	// round finds nothing.
+	n := 0
+	for round := 0; round < 20; round++ {
+		k := killTaggedOnce(tag)
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return n
+}
+
+func killTaggedOnce(tag string) int {
 	victims := Tagged(tag)
 	for _, st := range victims {
 		procfs.Signal(st.Pid, st.Start, unix.SIGKILL)
