@@ -364,13 +364,22 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 		b.waitText("#exec-rows", liveID)
 		b.waitText("#exec-live", "Live")
 		b.mark()
-		e, err := api.Submit(ctx, "builder", "echo from-the-api", 0)
+		e, err := api.Submit(ctx, "builder", "echo from-the-api $"+testutil.TagEnv, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.waitText("#exec-rows", e.ID)
 		if !b.marked() {
 			t.Fatal("the list reloaded instead of updating live")
+		}
+		// The runs carry the test's tag, so the survivor check below sees
+		// them too.
+		testutil.WaitFor(t, step, "the run to end", func() bool {
+			e, err = api.Execution(ctx, e.ID)
+			return err == nil && e.Status.Terminal()
+		})
+		if !strings.Contains(e.Stdout, tag) {
+			t.Fatalf("a run does not carry the test's tag: %q", e.Stdout)
 		}
 	})
 
