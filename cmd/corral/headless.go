@@ -141,13 +141,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 			view.stop()
 		}
 		fmt.Fprintln(stderr, "corral headless:", err)
-		switch {
-		case errors.Is(err, proc.ErrNotFound):
-			return exitNotFound
-		case errors.Is(err, proc.ErrNotExecutable):
-			return exitNotExecutable
-		}
-		return exitCorralFailed
+		return startFailure(err)
 	}
 	var got os.Signal
 	select {

@@ -22,13 +22,6 @@ func init() {
 	register("run", "run a command with a deadline that holds (a correct GNU timeout)", runMain)
 }
 
-// Exit statuses of corral run, as GNU timeout uses them.
-const (
-	exitTimedOut      = 124
-	exitCorralFailed  = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
-)
 
 const runUsage = `Usage: corral run [flags] -- COMMAND [ARGS...]
 
@@ -136,13 +129,7 @@ func runMain(args []string) int {
 	p, err := proc.Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)
-		switch {
-		case errors.Is(err, proc.ErrNotFound):
-			return exitNotFound
-		case errors.Is(err, proc.ErrNotExecutable):
-			return exitNotExecutable
-		}
-		return exitCorralFailed
+		return startFailure(err)
 	}
 	var got os.Signal
 	select {

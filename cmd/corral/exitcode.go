@@ -1,0 +1,27 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/corralrun/corral/proc"
+)
+
+// Exit statuses shared by the commands that run something, as GNU timeout
+// uses them.
+const (
+	exitTimedOut      = 124
+	exitCorralFailed  = 125
+	exitNotExecutable = 126
+	exitNotFound      = 127
+)
+
+// startFailure maps an error from starting a command to an exit status.
+func startFailure(err error) int {
+	switch {
+	case errors.Is(err, proc.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, proc.ErrNotExecutable):
+		return exitNotExecutable
+	}
+	return exitCorralFailed
+}
