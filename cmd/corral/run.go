@@ -22,7 +22,6 @@ func init() {
 	register("run", "run a command with a deadline that holds (a correct GNU timeout)", runMain)
 }
 
-
 const runUsage = `Usage: corral run [flags] -- COMMAND [ARGS...]
 
 Runs COMMAND inside the strongest containment the machine allows (a cgroup
