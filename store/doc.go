@@ -18,7 +18,7 @@
 //     in the transaction that admitted it, so a crash between the two cannot
 //     lose it. A worker takes ownership with [Store.Claim].
 //
-// Drivers live in subpackages (store/sqlite; store/postgres later) and are
+// Drivers live in subpackages (store/sqlite, store/postgres) and are
 // all held to the suite in store/storetest. The interface speaks only of
 // the types of this package and the standard library.
 package store

@@ -108,14 +108,34 @@ type Store interface {
 	DeleteWorker(ctx context.Context, workerID string) error
 
 	// StartEngine starts the durable job engine that dispatches admitted
-	// executions to cfg.Run on this worker. It returns once the engine
-	// runs; StopEngine stops fetching, cancels the context of runs in
-	// flight and waits for them.
+	// executions to cfg.Run on this worker: those of agents whose labels
+	// the worker all has (cfg.Labels). It returns once the engine runs.
 	StartEngine(ctx context.Context, cfg EngineConfig) error
+	// RefreshEngine makes the engine work the dispatches of agents whose
+	// label sets appeared since it started (an agent created or changed
+	// through any worker). The service calls it with each heartbeat and
+	// after changing an agent.
+	RefreshEngine(ctx context.Context) error
+	// StopEngine stops fetching new dispatches and waits for the runs in
+	// flight to end by themselves until ctx is done; then it cancels
+	// their context and waits for them to end.
 	StopEngine(ctx context.Context) error
+
+	// Ping reports whether the database answers (readiness).
+	Ping(ctx context.Context) error
 
 	// Close releases the database. Stop the engine first.
 	Close() error
+}
+
+// CancelWatcher is implemented by stores of shared databases that can
+// push cancellation requests to the worker that owns the run (PostgreSQL
+// LISTEN/NOTIFY), sparing it the wait for its next poll. WatchCancels
+// calls fn with each running execution of workerID whose cancellation is
+// requested, until ctx is done or the connection fails; the caller polls
+// CancelRequested as well, so a lost notification only costs latency.
+type CancelWatcher interface {
+	WatchCancels(ctx context.Context, workerID string, fn func(executionID string)) error
 }
 
 // EngineConfig configures the job engine of one worker.
@@ -125,6 +145,10 @@ type EngineConfig struct {
 	// MaxRuns is how many executions this worker runs at once; zero means
 	// 256. Slots bound each agent; this bounds the worker.
 	MaxRuns int
+	// Labels are what this worker advertises: it runs the executions of
+	// agents whose labels it all has. Empty means only agents without
+	// labels.
+	Labels []string
 	// Run runs one dispatched execution to its end. Its context is
 	// cancelled when the engine stops. An error makes the engine retry the
 	// dispatch later; Claim keeps a retried dispatch from running twice.

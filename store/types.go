@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -74,6 +75,12 @@ type Agent struct {
 
 	Workdir string            `json:"workdir,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+
+	// Labels pin the agent to the workers that can run it: its tasks are
+	// dispatched only to workers that advertise every one of these labels
+	// (corral serve --labels), such as the machine that holds its
+	// workdir. Empty means any worker. Normalize sorts them.
+	Labels []string `json:"labels,omitempty"`
 
 	// MaxParallelTasks is the number of slots; zero means 3.
 	MaxParallelTasks int `json:"max_parallel_tasks"`
@@ -155,7 +162,63 @@ func (a *Agent) Normalize() error {
 			return fmt.Errorf("env name %q is invalid", k)
 		}
 	}
+	labels, err := NormalizeLabels(a.Labels)
+	if err != nil {
+		return err
+	}
+	a.Labels = labels
 	return nil
+}
+
+// MaxLabels bounds the labels of an agent or a worker.
+const MaxLabels = 16
+
+// NormalizeLabels checks labels (1 to 64 lowercase letters, digits, '-',
+// '_' or '.', not starting with '.' or '-'), and returns them sorted with
+// duplicates removed; nil for none.
+func NormalizeLabels(labels []string) ([]string, error) {
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(labels))
+	for _, l := range labels {
+		if err := ValidLabel(l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxLabels {
+		return nil, fmt.Errorf("%d labels: at most %d", len(out), MaxLabels)
+	}
+	return out, nil
+}
+
+// ValidLabel checks one label: 1 to 64 lowercase letters, digits, '-',
+// '_' or '.', not starting with '.' or '-'.
+func ValidLabel(l string) error {
+	if l == "" || len(l) > 64 {
+		return fmt.Errorf("label %q must be 1 to 64 characters", l)
+	}
+	for i, r := range l {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || (r == '-' || r == '.') && i > 0
+		if !ok {
+			return fmt.Errorf("label %q may hold only lowercase letters, digits, '-', '_' and '.' (not first)", l)
+		}
+	}
+	return nil
+}
+
+// Serves reports whether a worker advertising workerLabels may run the
+// tasks of an agent requiring agentLabels: it has every one of them.
+func Serves(workerLabels, agentLabels []string) bool {
+	for _, l := range agentLabels {
+		if !slices.Contains(workerLabels, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidName checks an agent name: 1 to 64 letters, digits, '-', '_' or
@@ -356,10 +419,13 @@ type Worker struct {
 	// Host and BootID say which machine and which boot the worker ran on,
 	// so that recovery only kills recorded process trees that are on this
 	// machine in this boot. Pid and PidStart name the worker's process.
-	Host      string    `json:"host"`
-	BootID    string    `json:"boot_id,omitempty"`
-	Pid       int       `json:"pid"`
-	PidStart  uint64    `json:"pid_start,omitempty"`
+	Host     string `json:"host"`
+	BootID   string `json:"boot_id,omitempty"`
+	Pid      int    `json:"pid"`
+	PidStart uint64 `json:"pid_start,omitempty"`
+	// Labels are what the worker advertises (corral serve --labels); it
+	// runs the tasks of agents whose labels it all has.
+	Labels    []string  `json:"labels,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	Heartbeat time.Time `json:"heartbeat_at"`
 }
@@ -410,4 +476,46 @@ func ParseDuration(s string) (Duration, error) {
 		return 0, fmt.Errorf("duration %q: want a Go duration such as \"90s\" or \"1h30m\"", s)
 	}
 	return Duration(v), nil
+}
+
+// ApplyOutcome writes o into e as its terminal state, finished at now;
+// salvage (session, turns, cost, usage, containment) already recorded is
+// kept where o has none. Drivers call it inside the transaction that
+// checked e was not terminal yet.
+func ApplyOutcome(e *Execution, o *Outcome, now time.Time) {
+	e.Status = o.Status
+	e.ErrorType = o.ErrorType
+	e.Error = o.Error
+	e.ExitCode = o.ExitCode
+	e.Signal = o.Signal
+	e.Result = o.Result
+	if o.SessionID != "" {
+		e.SessionID = o.SessionID
+	}
+	if o.NumTurns != 0 {
+		e.NumTurns = o.NumTurns
+	}
+	if o.CostUSD != 0 {
+		e.CostUSD = o.CostUSD
+	}
+	if len(o.Usage) > 0 {
+		e.Usage = o.Usage
+	}
+	e.FinalizedBy = o.FinalizedBy
+	e.Stdout, e.Stderr = o.Stdout, o.Stderr
+	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
+	e.OutputTruncated = o.OutputTruncated
+	if o.Containment != "" {
+		e.Containment = o.Containment
+	}
+	e.Killed = o.Killed
+	e.Reclaimed = o.Reclaimed
+	e.FinishedAt = &now
+	switch {
+	case o.Duration > 0:
+		e.DurationMS = o.Duration.Milliseconds()
+	case e.StartedAt != nil:
+		e.DurationMS = now.Sub(*e.StartedAt).Milliseconds()
+	}
+	e.SlotNo = 0
 }

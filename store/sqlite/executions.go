@@ -147,7 +147,7 @@ func (s *Store) takeSlot(ctx context.Context, tx *sql.Tx, a *store.Agent, e *sto
 	if err := putExecution(ctx, s.w(tx), e); err != nil {
 		return err
 	}
-	return s.engine.Insert(ctx, tx, e.ID)
+	return s.engine.Insert(ctx, tx, e.ID, a.Labels)
 }
 
 // promote admits the oldest queued executions of agent into its free slots.
@@ -271,12 +271,6 @@ func (s *Store) SetRunInfo(ctx context.Context, id, workerID string, info *store
 	})
 }
 
-func setIf(dst *string, v string) {
-	if v != "" {
-		*dst = v
-	}
-}
-
 func (s *Store) Finish(ctx context.Context, id string, o *store.Outcome) (*store.Execution, bool, error) {
 	if !o.Status.Terminal() {
 		return nil, false, fmt.Errorf("finish execution %s: status %q is not terminal", id, o.Status)
@@ -306,39 +300,7 @@ func (s *Store) finish(ctx context.Context, tx *sql.Tx, e *store.Execution, o *s
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	e.Status = o.Status
-	e.ErrorType = o.ErrorType
-	e.Error = o.Error
-	e.ExitCode = o.ExitCode
-	e.Signal = o.Signal
-	e.Result = o.Result
-	setIf(&e.SessionID, o.SessionID)
-	if o.NumTurns != 0 {
-		e.NumTurns = o.NumTurns
-	}
-	if o.CostUSD != 0 {
-		e.CostUSD = o.CostUSD
-	}
-	if len(o.Usage) > 0 {
-		e.Usage = o.Usage
-	}
-	e.FinalizedBy = o.FinalizedBy
-	e.Stdout, e.Stderr = o.Stdout, o.Stderr
-	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
-	e.OutputTruncated = o.OutputTruncated
-	if o.Containment != "" {
-		e.Containment = o.Containment
-	}
-	e.Killed = o.Killed
-	e.Reclaimed = o.Reclaimed
-	e.FinishedAt = &now
-	switch {
-	case o.Duration > 0:
-		e.DurationMS = o.Duration.Milliseconds()
-	case e.StartedAt != nil:
-		e.DurationMS = now.Sub(*e.StartedAt).Milliseconds()
-	}
-	e.SlotNo = 0
+	store.ApplyOutcome(e, o, now)
 	if err := putExecution(ctx, s.w(tx), e); err != nil {
 		return false, err
 	}
@@ -565,11 +527,15 @@ func (s *Store) Redispatch(ctx context.Context, id string) error {
 		if e.Status != corral.StatusRunning || e.WorkerID != "" {
 			return fmt.Errorf("execution %s is %s (owner %q): %w", id, e.Status, e.WorkerID, store.ErrConflict)
 		}
+		var labels []string
+		if a, err := getAgent(ctx, s.w(tx), e.Agent); err == nil {
+			labels = a.Labels
+		}
 		now := time.Now().UTC()
 		e.AdmittedAt = &now
 		if err := putExecution(ctx, s.w(tx), e); err != nil {
 			return err
 		}
-		return s.engine.Insert(ctx, tx, id)
+		return s.engine.Insert(ctx, tx, id, labels)
 	})
 }

@@ -152,9 +152,33 @@ func (s *Store) Close() error {
 // underneath.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// Ping implements store.Store; it uses a reader, never waiting for the
+// writer.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.PingContext(ctx) }
+
 // StartEngine implements store.Store.
 func (s *Store) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
-	return s.engine.Start(ctx, cfg.WorkerID, cfg.MaxRuns, cfg.Run)
+	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run, LabelSets: s.labelSets})
+}
+
+// RefreshEngine implements store.Store.
+func (s *Store) RefreshEngine(ctx context.Context) error {
+	return s.engine.Refresh(ctx)
+}
+
+// labelSets returns the distinct label sets of the agents.
+func (s *Store) labelSets(ctx context.Context) ([][]string, error) {
+	agents, err := s.ListAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for _, a := range agents {
+		if len(a.Labels) > 0 {
+			out = append(out, a.Labels)
+		}
+	}
+	return out, nil
 }
 
 // StopEngine implements store.Store.

@@ -57,3 +57,19 @@ func TestOpenRejectsNonDatabase(t *testing.T) {
 		t.Fatal("empty path accepted")
 	}
 }
+
+func TestWorkersSharingTheFileNeverOverbook(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) []store.Store {
+		path := filepath.Join(t.TempDir(), "corral.db")
+		var out []store.Store
+		for range 3 {
+			s, err := sqlite.Open(context.Background(), sqlite.Options{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+			out = append(out, s)
+		}
+		return out
+	})
+}

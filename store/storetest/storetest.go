@@ -45,6 +45,8 @@ func Run(t *testing.T, open Open) {
 		{"WorkersAndHeartbeat", testWorkers},
 		{"UnclaimedAndRedispatch", testUnclaimed},
 		{"EngineDispatchesAdmitted", testEngine},
+		{"AgentLabelsAreNormalizedAndKept", testLabels},
+		{"PingAnswers", testPing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -622,5 +624,34 @@ func testEngine(t *testing.T, s store.Store) {
 		if n != 1 {
 			t.Fatalf("%s ran %d times", id, n)
 		}
+	}
+}
+
+func testLabels(t *testing.T, s store.Store) {
+	a := &store.Agent{Name: "lab", Kind: store.KindShell, Labels: []string{"gpu", "eu-west", "gpu"}}
+	if err := a.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetAgent(ctx, "lab")
+	if err != nil || fmt.Sprint(got.Labels) != "[eu-west gpu]" {
+		t.Fatalf("labels: %v %v", got.Labels, err)
+	}
+	for _, bad := range [][]string{{""}, {"GPU"}, {"a b"}, {"-x"}} {
+		b := &store.Agent{Name: "bad", Kind: store.KindShell, Labels: bad}
+		if err := b.Normalize(); err == nil {
+			t.Errorf("labels %q accepted", bad)
+		}
+	}
+	if !store.Serves([]string{"a", "b"}, []string{"b"}) || store.Serves([]string{"a"}, []string{"a", "b"}) || !store.Serves(nil, nil) {
+		t.Fatal("Serves")
+	}
+}
+
+func testPing(t *testing.T, s store.Store) {
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

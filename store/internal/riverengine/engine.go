@@ -1,24 +1,52 @@
 // Package riverengine dispatches admitted executions through River, the
 // durable job engine, for any database River has a driver for. A store
 // driver hands its River driver to New, calls Insert inside the
-// transaction that admits an execution, and Start/Stop with the
+// transaction that admits an execution, and Start/Refresh/Stop with the
 // service's run function.
+//
+// Agents pinned to labelled workers are dispatched on a queue of their own
+// label set (QueueFor); a worker works the default queue and the queues of
+// every label set it serves, so a dispatch can only be fetched by a worker
+// that may run it.
 package riverengine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+
+	"github.com/corralrun/corral/store"
 )
 
-// Queue is the River queue executions are dispatched on.
+// Queue is the River queue of agents without labels.
 const Queue = "corral"
+
+// QueueFor returns the River queue of agents requiring labels (sorted, as
+// store.NormalizeLabels returns them): Queue for none, else a name made of
+// a hash of the set, which fits River's limits whatever the labels.
+func QueueFor(labels []string) string {
+	if len(labels) == 0 {
+		return Queue
+	}
+	h := sha256.Sum256([]byte(strings.Join(labels, "\x00")))
+	return Queue + "_" + hex.EncodeToString(h[:10])
+}
+
+// RescueAfter is how long a dispatch may stay in River's running state
+// before River's rescuer hands it out again. A run longer than this is
+// not run twice: the re-delivered dispatch finds the execution claimed
+// and ends at once (store.Claim lets one win). Runs of dead workers are
+// recovered by the service's leases long before this.
+const RescueAfter = time.Hour
 
 // RunArgs is the job that runs one execution.
 type RunArgs struct {
@@ -31,14 +59,38 @@ func (RunArgs) Kind() string { return "corral_run" }
 type runWorker struct {
 	river.WorkerDefaults[RunArgs]
 	run func(ctx context.Context, id string) error
+	sem chan struct{}
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	// One worker bound over all the queues it works.
+	select {
+	case w.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.sem }()
 	return w.run(ctx, job.Args.ExecutionID)
 }
 
 // Runs are bounded by the service's own timeouts; River must not cut them.
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
+
+// Config configures the working side of an Engine.
+type Config struct {
+	WorkerID string
+	MaxRuns  int
+	Labels   []string
+	Run      func(ctx context.Context, id string) error
+	// LabelSets returns the label sets of the agents (as stored); the
+	// engine works the queues of those the worker serves.
+	LabelSets func(ctx context.Context) ([][]string, error)
+	// RescueAfter overrides the package's RescueAfter (tests).
+	RescueAfter time.Duration
+	// PollInterval is how often an idle queue looks for dispatches when
+	// the database cannot notify it; zero means 200 ms.
+	PollInterval time.Duration
+}
 
 // Engine is a River client pair: one that only inserts (usable from Open
 // on) and one that works jobs (from Start to Stop).
@@ -49,6 +101,8 @@ type Engine[TTx any] struct {
 
 	mu     sync.Mutex
 	worker *river.Client[TTx]
+	cfg    Config
+	queues map[string]bool
 }
 
 // New returns an engine on driver. logger receives River's own warnings;
@@ -64,11 +118,11 @@ func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[
 	return &Engine[TTx]{driver: driver, logger: logger, inserter: c}, nil
 }
 
-// Insert hands execution id to the engine inside tx: the dispatch commits
-// or rolls back with the admission.
-func (e *Engine[TTx]) Insert(ctx context.Context, tx TTx, id string) error {
+// Insert hands execution id of an agent requiring labels to the engine
+// inside tx: the dispatch commits or rolls back with the admission.
+func (e *Engine[TTx]) Insert(ctx context.Context, tx TTx, id string, labels []string) error {
 	_, err := e.inserter.InsertManyFastTx(ctx, tx, []river.InsertManyParams{{Args: RunArgs{ExecutionID: id}, InsertOpts: &river.InsertOpts{
-		Queue:       Queue,
+		Queue:       QueueFor(labels),
 		MaxAttempts: 25,
 	}}})
 	if err != nil {
@@ -77,34 +131,47 @@ func (e *Engine[TTx]) Insert(ctx context.Context, tx TTx, id string) error {
 	return nil
 }
 
-// Start starts working jobs with run, at most maxRuns at once.
-func (e *Engine[TTx]) Start(ctx context.Context, workerID string, maxRuns int, run func(ctx context.Context, id string) error) error {
-	if run == nil {
+// Start starts working jobs with cfg.Run, at most cfg.MaxRuns at once,
+// on the queues this worker serves.
+func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
+	if cfg.Run == nil {
 		return errors.New("engine: no run function")
 	}
-	if maxRuns <= 0 {
-		maxRuns = 256
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = 256
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = RescueAfter
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 200 * time.Millisecond
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.worker != nil {
 		return errors.New("engine already started")
 	}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &runWorker{run: run}); err != nil {
+	queues, err := e.served(ctx, cfg)
+	if err != nil {
 		return err
 	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns)}); err != nil {
+		return err
+	}
+	qc := map[string]river.QueueConfig{}
+	for q := range queues {
+		qc[q] = river.QueueConfig{MaxWorkers: cfg.MaxRuns}
+	}
 	c, err := river.NewClient(e.driver, &river.Config{
-		ID:                workerID,
-		Logger:            e.logger,
-		Workers:           workers,
-		Queues:            map[string]river.QueueConfig{Queue: {MaxWorkers: maxRuns}},
-		FetchCooldown:     5 * time.Millisecond,
-		FetchPollInterval: 200 * time.Millisecond,
-		JobTimeout:        -1,
-		// A dispatch whose worker died is rescued (and then found already
-		// claimed, or redispatched by recovery) after this long.
-		RescueStuckJobsAfter:        10 * time.Minute,
+		ID:                          cfg.WorkerID,
+		Logger:                      e.logger,
+		Workers:                     workers,
+		Queues:                      qc,
+		FetchCooldown:               5 * time.Millisecond,
+		FetchPollInterval:           cfg.PollInterval,
+		JobTimeout:                  -1,
+		RescueStuckJobsAfter:        cfg.RescueAfter,
 		CompletedJobRetentionPeriod: time.Hour,
 	})
 	if err != nil {
@@ -113,11 +180,54 @@ func (e *Engine[TTx]) Start(ctx context.Context, workerID string, maxRuns int, r
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("river start: %w", err)
 	}
-	e.worker = c
+	e.worker, e.cfg, e.queues = c, cfg, queues
 	return nil
 }
 
-// Stop stops fetching, cancels the jobs in flight and waits for them.
+// served returns the queues of the label sets cfg's worker serves.
+func (e *Engine[TTx]) served(ctx context.Context, cfg Config) (map[string]bool, error) {
+	queues := map[string]bool{Queue: true}
+	if cfg.LabelSets == nil || len(cfg.Labels) == 0 {
+		return queues, nil
+	}
+	sets, err := cfg.LabelSets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read the agents' labels: %w", err)
+	}
+	for _, set := range sets {
+		if store.Serves(cfg.Labels, set) {
+			queues[QueueFor(set)] = true
+		}
+	}
+	return queues, nil
+}
+
+// Refresh starts working the queues of label sets that appeared since
+// Start and that this worker serves.
+func (e *Engine[TTx]) Refresh(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker == nil {
+		return nil
+	}
+	queues, err := e.served(ctx, e.cfg)
+	if err != nil {
+		return err
+	}
+	for q := range queues {
+		if e.queues[q] {
+			continue
+		}
+		if err := e.worker.Queues().Add(q, river.QueueConfig{MaxWorkers: e.cfg.MaxRuns}); err != nil {
+			return fmt.Errorf("engine: work queue %s: %w", q, err)
+		}
+		e.queues[q] = true
+	}
+	return nil
+}
+
+// Stop stops fetching and waits for the jobs in flight until ctx is
+// done; then it cancels them and waits for them to end.
 func (e *Engine[TTx]) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	c := e.worker
@@ -126,5 +236,14 @@ func (e *Engine[TTx]) Stop(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	return c.StopAndCancel(ctx)
+	if ctx.Err() == nil {
+		if err := c.Stop(ctx); err == nil {
+			return nil
+		}
+	}
+	// The runs did not end in time: cancel them. Their teardown is
+	// bounded by the supervision core's guarantees.
+	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return c.StopAndCancel(hctx)
 }

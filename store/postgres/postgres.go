@@ -1,0 +1,286 @@
+// Package postgres is the shared store of corral's task service: one
+// PostgreSQL database holding the service's tables and River's, used by
+// any number of `corral serve` workers on any number of machines, with
+// River (through its pgx driver) as the job engine.
+//
+// The rules that must hold across workers are the database's:
+//
+//   - Admission locks the agent's row (SELECT … FOR UPDATE) before it
+//     counts the agent's slots, so admissions and releases of one agent
+//     are serialized across every worker; the slots table's primary key
+//     (agent, slot number) is the last guard. A transaction that loses a
+//     race (a deadlock, a serialization failure, a slot taken under it) is
+//     retried from the start.
+//   - Claims, terminal states, cancel flags and schedule fires are
+//     compare-and-set updates of one row.
+//   - Migrations (River's and corral's) run under a PostgreSQL advisory
+//     lock, so workers starting together apply them once.
+//
+// Open takes a pgx connection URL (postgres://user@host/db?sslmode=…);
+// pool_max_conns in the URL sizes the connection pool (default 20).
+package postgres
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
+)
+
+//go:embed schema.sql
+var schemaV1 string
+
+const schemaVersion = 1
+
+// migrationLock is the advisory lock key held while migrating: "corral"
+// in ASCII.
+const migrationLock = 0x636f7272616c
+
+// DefaultMaxConns is the pool size when neither Options.MaxConns nor the
+// URL's pool_max_conns says.
+const DefaultMaxConns = 20
+
+// Options configure Open.
+type Options struct {
+	// URL is the pgx connection string, e.g.
+	// postgres://corral@db.internal/corral?sslmode=verify-full.
+	URL string
+	// MaxConns bounds the connection pool; zero means the URL's
+	// pool_max_conns, else 20. River holds one connection for its
+	// notifications; every run uses the pool a few times.
+	MaxConns int32
+	// Logger receives River's warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on one PostgreSQL database.
+type Store struct {
+	pool   *pgxpool.Pool
+	engine *riverengine.Engine[pgx.Tx]
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at opts.URL and applies River's
+// migrations and corral's schema (once, however many workers start at
+// the same time).
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.URL == "" {
+		return nil, errors.New("postgres store: no database URL given (postgres://USER@HOST/DB)")
+	}
+	cfg, err := pgxpool.ParseConfig(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: database URL: %w", err)
+	}
+	switch {
+	case opts.MaxConns > 0:
+		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(opts.URL, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: connect to %s: %w (is PostgreSQL running, and the URL, user and password right?)", redactURL(opts.URL), err)
+	}
+	driver := riverpgxv5.New(pool)
+	if err := migrate(ctx, pool, driver); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	eng, err := riverengine.New(driver, opts.Logger)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, engine: eng}, nil
+}
+
+// migrate applies River's migrations and corral's schema under an
+// advisory lock held on one connection.
+func migrate(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5.Driver) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres store: migrations: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("postgres store: take the migration lock: %w", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+	mig, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("postgres store: river migrations: %w", err)
+	}
+	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("postgres store: apply river migrations: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS corral_schema_version (version integer NOT NULL)`); err != nil {
+		return fmt.Errorf("postgres store: schema version table: %w", err)
+	}
+	var v int
+	err = conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM corral_schema_version`).Scan(&v)
+	if err != nil {
+		return fmt.Errorf("postgres store: read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("postgres store: database schema version %d is newer than this corral (%d): upgrade corral", v, schemaVersion)
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, schemaV1); err != nil {
+			return fmt.Errorf("postgres store: apply schema: %w", err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO corral_schema_version (version) VALUES ($1)`, schemaVersion)
+		return err
+	})
+}
+
+// redactURL drops the password from a URL for messages.
+func redactURL(u string) string {
+	cfg, err := pgconn.ParseConfig(u)
+	if err != nil {
+		return "the database"
+	}
+	return fmt.Sprintf("%s@%s/%s", cfg.User, cfg.Host, cfg.Database)
+}
+
+// Close closes the pool. Stop the engine first.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool returns the connection pool, for tests and benchmarks that look
+// underneath.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// StartEngine implements store.Store.
+func (s *Store) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
+	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run, LabelSets: s.labelSets,
+		// River is notified of new dispatches on PostgreSQL; the poll
+		// is only the fallback.
+		PollInterval: time.Second})
+}
+
+// RefreshEngine implements store.Store.
+func (s *Store) RefreshEngine(ctx context.Context) error { return s.engine.Refresh(ctx) }
+
+// StopEngine implements store.Store.
+func (s *Store) StopEngine(ctx context.Context) error { return s.engine.Stop(ctx) }
+
+func (s *Store) labelSets(ctx context.Context) ([][]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT doc->'labels' FROM corral_agents WHERE jsonb_array_length(coalesce(doc->'labels', '[]')) > 0`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]string, error) {
+		var l []string
+		err := r.Scan(&l)
+		return l, err
+	})
+}
+
+// maxAttempts bounds the retries of a transaction that lost a race.
+const maxAttempts = 20
+
+// tx runs fn in one transaction, again from the start when it lost a race
+// with another worker (deadlock, serialization failure, a slot number
+// taken under it).
+func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(rand.IntN(attempt*2000)+100) * time.Microsecond)
+	}
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "40001", "40P01": // serialization_failure, deadlock_detected
+		return true
+	case "23505": // unique_violation: only a slot taken under us
+		return pe.ConstraintName == "corral_slots_pkey"
+	}
+	return false
+}
+
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func nullTime(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return *t
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// CancelChannel is the PostgreSQL notification channel on which
+// RequestCancel wakes the worker that owns a running execution; the
+// payload is "WORKER_ID EXECUTION_ID".
+const CancelChannel = "corral_cancel"
+
+// WatchCancels implements store.CancelWatcher: it listens on
+// CancelChannel with one connection of the pool and calls fn with each
+// execution of workerID whose cancellation was requested, until ctx is
+// done or the connection fails (then the caller listens again).
+func (s *Store) WatchCancels(ctx context.Context, workerID string, fn func(executionID string)) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// A connection left listening must not go back to the pool.
+		conn.Conn().Close(context.Background())
+		conn.Release()
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+CancelChannel); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if w, id, ok := strings.Cut(n.Payload, " "); ok && w == workerID {
+			fn(id)
+		}
+	}
+}
