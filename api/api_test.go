@@ -202,3 +202,28 @@ func TestRandomBodiesNeverCauseServerErrors(t *testing.T) {
 		checkAnswer(t, rec, method, path, b.String())
 	}
 }
+
+func TestReadyzAnswers503UntilTheWorkerCanTakeWork(t *testing.T) {
+	srv, svc, _, _ := newAPI(t, api.Config{})
+	// Not started: alive, not ready. Neither needs a token.
+	if rec := do(srv, "GET", "/healthz", "", ""); rec.Code != 200 {
+		t.Fatalf("healthz: %d", rec.Code)
+	}
+	rec := do(srv, "GET", "/readyz", "", "")
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "not started") {
+		t.Fatalf("readyz before start: %d %s", rec.Code, rec.Body)
+	}
+	ctx := context.Background()
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(srv, "GET", "/readyz", "", ""); rec.Code != 200 {
+		t.Fatalf("readyz after start: %d %s", rec.Code, rec.Body)
+	}
+	if err := svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(srv, "GET", "/readyz", "", ""); rec.Code != 503 {
+		t.Fatalf("readyz while closing: %d %s", rec.Code, rec.Body)
+	}
+}

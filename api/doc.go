@@ -2,7 +2,7 @@
 // versioned under /v1, live execution logs as Server-Sent Events, health
 // and Prometheus metrics. docs/api.md documents every route and shape.
 //
-// Every route but /healthz needs "Authorization: Bearer TOKEN" (compared
+// Every route but /healthz and /readyz needs "Authorization: Bearer TOKEN" (compared
 // in constant time) unless Config.Token is empty; a web UI mounted at /
 // can authenticate its own requests with Config.SessionAuth. Request
 // bodies are limited in size and decoded strictly: unknown fields, bad

@@ -11,11 +11,17 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/corralrun/corral/service"
 )
 
 // DefaultMaxBody bounds request bodies.
+//
+// /healthz and /readyz need no token: /healthz answers 200 while the
+// process serves HTTP (liveness); /readyz answers 200 only while the
+// worker can take work (its database answers, its engine runs, its lease
+// is held) and 503 otherwise (readiness).
 const DefaultMaxBody = 1 << 20
 
 // Config configures a Server. Only Service is required.
@@ -24,7 +30,7 @@ type Config struct {
 	// Token is the bearer token every route but /healthz requires. Empty
 	// disables authentication; bind only to loopback then.
 	Token string
-	// UI, if set, serves everything outside /v1, /healthz and /metrics
+	// UI, if set, serves everything outside /v1, /healthz, /readyz and /metrics
 	// (the web UI). It sits behind the same authentication, except that
 	// SessionAuth may admit its requests.
 	UI http.Handler
@@ -67,6 +73,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.health)
+	m.HandleFunc("GET /readyz", s.ready)
 	m.HandleFunc("GET /metrics", s.auth(s.metrics))
 
 	m.HandleFunc("GET /v1/agents", s.auth(s.listAgents))
@@ -217,6 +224,19 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "worker": s.svc.WorkerID()})
+}
+
+// ready answers 200 while the worker can take work (started, not
+// shutting down, lease held, database answering), 503 otherwise: a load
+// balancer sends requests elsewhere.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.svc.Ready(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "worker": s.svc.WorkerID(), "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "worker": s.svc.WorkerID()})
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

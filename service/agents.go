@@ -15,6 +15,7 @@ func (s *Service) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 	if err := s.st.CreateAgent(ctx, a); err != nil {
 		return nil, err
 	}
+	s.refreshEngine(ctx)
 	return a, nil
 }
 
@@ -49,6 +50,7 @@ func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 	if err := s.st.UpdateAgent(ctx, a); err != nil {
 		return nil, err
 	}
+	s.refreshEngine(ctx)
 	return a, nil
 }
 
@@ -56,4 +58,12 @@ func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 // are kept. It fails with ErrBusy while it has queued or running ones.
 func (s *Service) DeleteAgent(ctx context.Context, name string) error {
 	return s.st.DeleteAgent(ctx, name)
+}
+
+// refreshEngine lets this worker's engine work an agent's new label set at
+// once (the others notice on their next heartbeat).
+func (s *Service) refreshEngine(ctx context.Context) {
+	if err := s.st.RefreshEngine(ctx); err != nil {
+		s.log.Warn("could not look for new agent labels", "err", err)
+	}
 }

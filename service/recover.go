@@ -2,7 +2,10 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -29,21 +32,7 @@ func (s *Service) recoverDead(ctx context.Context, startup bool) error {
 			continue
 		}
 		s.log.Info("recovering runs of a dead worker", "worker", w.ID)
-		for {
-			list, _, err := s.st.ListExecutions(ctx, store.ExecutionFilter{WorkerID: w.ID, Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
-			if err != nil {
-				return err
-			}
-			for _, e := range list {
-				if err := s.interrupt(ctx, w, e); err != nil {
-					return err
-				}
-			}
-			if len(list) < 1000 {
-				break
-			}
-		}
-		if err := s.st.DeleteWorker(ctx, w.ID); err != nil {
+		if err := s.recoverWorker(ctx, w); err != nil {
 			return err
 		}
 		recovered = true
@@ -63,6 +52,25 @@ func (s *Service) recoverDead(ctx context.Context, startup bool) error {
 		s.st.Redispatch(ctx, e.ID)
 	}
 	return nil
+}
+
+// recoverWorker interrupts the runs of the dead worker w and forgets it.
+func (s *Service) recoverWorker(ctx context.Context, w *store.Worker) error {
+	for {
+		list, _, err := s.st.ListExecutions(ctx, store.ExecutionFilter{WorkerID: w.ID, Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		for _, e := range list {
+			if err := s.interrupt(ctx, w, e); err != nil {
+				return err
+			}
+		}
+		if len(list) < 1000 {
+			break
+		}
+	}
+	return s.st.DeleteWorker(ctx, w.ID)
 }
 
 // interrupt kills what is left of e's tree and records it as interrupted.
@@ -90,7 +98,7 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execu
 		msg += fmt.Sprintf(" (reclaim error: %v)", kerr)
 	}
 	if !s.ident.SameMachine(w) {
-		msg = fmt.Sprintf("the worker running it (%s) stopped renewing its lease; its processes were on another machine", w.ID)
+		msg = fmt.Sprintf("the worker running it (%s) stopped renewing its lease; its processes were on another machine, which kills them when it comes back or finds its lease lost", w.ID)
 	}
 	o := &store.Outcome{
 		Status:      corral.StatusInterrupted,
@@ -111,4 +119,61 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execu
 		s.metrics.Add(mEscapees, float64(killed), nil)
 	}
 	return s.finish(e, o, nil)
+}
+
+// runFile is what a worker keeps in DataDir/runs/ID.json while a run of
+// its lives, so that the next worker on this machine and data directory
+// can kill the run's tree if this one dies, even when a worker elsewhere
+// already recorded the run as interrupted (it could not kill processes
+// here).
+type runFile struct {
+	ExecutionID string      `json:"execution_id"`
+	WorkerID    string      `json:"worker_id"`
+	Pid         int         `json:"pid"`
+	PidStart    uint64      `json:"pid_start,omitempty"`
+	BootID      string      `json:"boot_id,omitempty"`
+	Handle      proc.Handle `json:"handle"`
+}
+
+func (s *Service) runFilePath(id string) string { return filepath.Join(s.runDir, id+".json") }
+
+func (s *Service) writeRunFile(id string, h proc.Handle) {
+	b, _ := json.Marshal(runFile{ExecutionID: id, WorkerID: s.id, Pid: s.ident.Pid, PidStart: s.ident.PidStart, BootID: s.ident.BootID, Handle: h})
+	if err := os.WriteFile(s.runFilePath(id), b, 0o600); err != nil {
+		s.log.Warn("could not record the run's handle locally", "execution", id, "err", err)
+	}
+}
+
+// reclaimOrphans kills the trees of runs that a dead worker of this data
+// directory left on this machine, by their recorded handles.
+func (s *Service) reclaimOrphans(ctx context.Context) {
+	ents, err := os.ReadDir(s.runDir)
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		path := filepath.Join(s.runDir, ent.Name())
+		b, err := os.ReadFile(path)
+		var rf runFile
+		if err != nil || json.Unmarshal(b, &rf) != nil {
+			os.Remove(path)
+			continue
+		}
+		if rf.Pid == s.ident.Pid || (rf.BootID == s.ident.BootID && recovery.Alive(rf.Pid, rf.PidStart)) {
+			continue // a live worker shares this data directory
+		}
+		killed := 0
+		if rf.BootID == s.ident.BootID {
+			killed, err = proc.Reclaim(ctx, rf.Handle)
+			if err != nil {
+				s.log.Warn("could not reclaim an orphaned run", "execution", rf.ExecutionID, "err", err)
+				continue
+			}
+		}
+		if killed > 0 {
+			s.log.Warn("killed the orphaned processes of a run of a dead worker", "execution", rf.ExecutionID, "worker", rf.WorkerID, "killed", killed)
+			s.metrics.Add(mEscapees, float64(killed), nil)
+		}
+		os.Remove(path)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -29,15 +30,21 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		return err // the engine retries the dispatch
 	}
 	s.hub.Notify(id)
-	run := &localRun{stop: make(chan struct{})}
+	ctx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	run := &localRun{stop: make(chan struct{}), interrupt: interrupt}
 	s.mu.Lock()
 	s.runs[id] = run
+	fenced := s.leaseLost
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.runs, id)
 		s.mu.Unlock()
 	}()
+	if fenced {
+		run.Fence() // claimed while the lease is lost: do not start it
+	}
 
 	a, err := s.st.GetAgent(ctx, e.Agent)
 	switch {
@@ -71,6 +78,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 			// crash of this worker leaves a tree recovery can kill.
 			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			s.writeRunFile(id, h)
 			if err := s.st.SetRunInfo(rctx, id, s.id, &store.Execution{Handle: &h}); err != nil {
 				s.log.Warn("could not record the process handle", "execution", id, "err", err)
 			}
@@ -90,6 +98,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	}
 	res, _ := ex.Run(ctx, job)
 	treeGone := time.Now()
+	os.Remove(s.runFilePath(id))
 	lw.Write("system", fmt.Appendf(nil, "ended: %s", res.Status))
 	lw.Close()
 	o := &store.Outcome{
@@ -112,6 +121,9 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		Containment:     res.Containment,
 		Killed:          res.Killed,
 		Duration:        res.Duration,
+	}
+	if run.fenced.Load() && res.Status == corral.StatusInterrupted {
+		o.Error = fmt.Sprintf("this worker (%s) could not renew its lease in time, so it stopped the run: the fleet records the runs of a worker it cannot reach as interrupted", s.id)
 	}
 	if res.Killed > 0 {
 		s.metrics.Add(mKilled, float64(res.Killed), nil)

@@ -106,7 +106,7 @@ func (s *Service) wakeScheduler() {
 // compare-and-set on each schedule's next fire time lets exactly one
 // worker take each fire.
 func (s *Service) scheduleLoop(ctx context.Context) {
-	defer s.loops.Done()
+	defer s.sched.Done()
 	for {
 		wait := time.Second
 		if next, ok, err := s.st.NextFire(ctx); err == nil && ok {

@@ -2,7 +2,7 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corralrun/corral/service/internal/executor"
@@ -22,7 +23,7 @@ import (
 // Defaults applied to the zero values of a Config.
 const (
 	DefaultHeartbeat   = 2 * time.Second
-	DefaultLease       = 20 * time.Second
+	DefaultLease       = 60 * time.Second
 	DefaultCancelPoll  = 200 * time.Millisecond
 	DefaultMaxOutput   = 64 << 10
 	DefaultMaxInput    = 256 << 10
@@ -36,8 +37,14 @@ type Config struct {
 	Store store.Store
 	// DataDir holds the run logs (in DataDir/logs).
 	DataDir string
-	// WorkerID names this worker; empty means host-pid-random.
+	// WorkerID names this worker; empty means the host name and a hash of
+	// DataDir, so that a worker restarted on the same machine with the
+	// same data directory is the same worker: it recovers what its dead
+	// predecessor left at once. Two live workers cannot share an id.
 	WorkerID string
+	// Labels are what this worker advertises: it runs the tasks of the
+	// agents whose labels it all has (and of agents without labels).
+	Labels []string
 	// MaxRuns bounds the executions this worker runs at once; zero means
 	// 256.
 	MaxRuns int
@@ -47,11 +54,21 @@ type Config struct {
 	Secrets []string
 	// Env holds KEY=VALUE entries added to every run's environment.
 	Env []string
-	// Heartbeat is how often this worker renews its lease and looks for
-	// dead workers; Lease is how long a silent worker elsewhere is
-	// trusted. Zero means 2 s and 20 s. A dead worker on this machine is
+	// Lease is how long a worker that stopped renewing its lease (killed,
+	// cut from the database, frozen) is trusted: past it, other workers
+	// record its runs as interrupted and free their slots. A worker that
+	// has not renewed its own lease for Lease minus two heartbeats stops
+	// its runs itself (fencing), so no run goes on where the fleet
+	// believes it dead. Zero means 60 s. A dead worker on this machine is
 	// recognised at once by its process being gone.
-	Heartbeat, Lease time.Duration
+	Lease time.Duration
+	// Heartbeat is how often this worker renews its lease and looks for
+	// dead workers; zero means 2 s, or Lease/4 when that is shorter.
+	Heartbeat time.Duration
+	// ShutdownTimeout is how long Close lets runs in flight finish by
+	// themselves (no new work is taken meanwhile) before it interrupts
+	// them; zero interrupts them at once.
+	ShutdownTimeout time.Duration
 	// CancelPoll is how often this worker looks for cancellations
 	// requested through other workers; zero means 200 ms.
 	CancelPoll time.Duration
@@ -75,26 +92,41 @@ type Service struct {
 	id      string
 	ident   recovery.Identity
 	logDir  string
+	runDir  string
 	log     *slog.Logger
 	hub     *runlog.Hub
 	metrics *metrics.Registry
 	execs   map[store.AgentKind]executor.Executor
 
-	mu      sync.Mutex
-	runs    map[string]*localRun
-	started bool
-	closed  bool
-	cancel  context.CancelFunc
-	loops   sync.WaitGroup
-	wakeSch chan struct{}
+	mu          sync.Mutex
+	runs        map[string]*localRun
+	started     bool
+	closed      bool
+	cancel      context.CancelFunc
+	cancelSched context.CancelFunc
+	loops       sync.WaitGroup
+	sched       sync.WaitGroup
+	wakeSch     chan struct{}
+	lastRenew   time.Time // when the lease was last renewed (local clock)
+	leaseLost   bool      // the lease could not be renewed in time
 }
 
+// localRun is a run of this worker. stop asks for a graceful stop (a
+// cancellation); interrupt ends it at once as interrupted (fencing).
 type localRun struct {
-	stop     chan struct{}
-	stopOnce sync.Once
+	stop      chan struct{}
+	stopOnce  sync.Once
+	interrupt context.CancelFunc
+	fenced    atomic.Bool
 }
 
 func (r *localRun) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+// Fence interrupts the run because this worker lost its lease.
+func (r *localRun) Fence() {
+	r.fenced.Store(true)
+	r.interrupt()
+}
 
 // New returns a Service on cfg. It does nothing until Start.
 func New(cfg Config) (*Service, error) {
@@ -108,12 +140,24 @@ func New(cfg Config) (*Service, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, fmt.Errorf("service: create log directory: %w", err)
 	}
-	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = DefaultHeartbeat
+	runDir := filepath.Join(cfg.DataDir, "runs")
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return nil, fmt.Errorf("service: create run directory: %w", err)
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = min(DefaultHeartbeat, cfg.Lease/4)
+	}
+	if cfg.Heartbeat >= cfg.Lease/2 {
+		return nil, fmt.Errorf("service: heartbeat %v must be under half the lease %v", cfg.Heartbeat, cfg.Lease)
+	}
+	labels, err := store.NormalizeLabels(cfg.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("service: worker labels: %w", err)
+	}
+	cfg.Labels = labels
 	if cfg.CancelPoll <= 0 {
 		cfg.CancelPoll = DefaultCancelPoll
 	}
@@ -126,9 +170,12 @@ func New(cfg Config) (*Service, error) {
 	ident := recovery.Self()
 	id := cfg.WorkerID
 	if id == "" {
-		var b [3]byte
-		rand.Read(b[:])
-		id = fmt.Sprintf("%s-%d-%s", ident.Host, ident.Pid, hex.EncodeToString(b[:]))
+		abs, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			abs = cfg.DataDir
+		}
+		h := sha256.Sum256([]byte(abs))
+		id = fmt.Sprintf("%s-%s", ident.Host, hex.EncodeToString(h[:4]))
 	}
 	s := &Service{
 		cfg:     cfg,
@@ -136,6 +183,7 @@ func New(cfg Config) (*Service, error) {
 		id:      id,
 		ident:   ident,
 		logDir:  logDir,
+		runDir:  runDir,
 		log:     cfg.Logger,
 		hub:     runlog.NewHub(),
 		metrics: newMetrics(),
@@ -161,32 +209,76 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.started = true
 	s.mu.Unlock()
+	if err := s.takeOverPredecessor(ctx); err != nil {
+		return err
+	}
 	now := time.Now().UTC()
-	w := &store.Worker{ID: s.id, Host: s.ident.Host, BootID: s.ident.BootID, Pid: s.ident.Pid, PidStart: s.ident.PidStart, StartedAt: now, Heartbeat: now}
-	if err := s.st.RegisterWorker(ctx, w); err != nil {
+	if err := s.st.RegisterWorker(ctx, s.worker(now)); err != nil {
 		return fmt.Errorf("service: register worker: %w", err)
 	}
+	s.mu.Lock()
+	s.lastRenew = time.Now()
+	s.mu.Unlock()
 	if err := s.recoverDead(ctx, true); err != nil {
 		return fmt.Errorf("service: recovery: %w", err)
 	}
-	if err := s.st.StartEngine(ctx, store.EngineConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Run: s.runExecution}); err != nil {
+	s.reclaimOrphans(ctx)
+	if err := s.st.StartEngine(ctx, store.EngineConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Labels: s.cfg.Labels, Run: s.runExecution}); err != nil {
 		return fmt.Errorf("service: start job engine: %w", err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())
+	sctx, cancelSched := context.WithCancel(lctx)
 	s.mu.Lock()
-	s.cancel = cancel
+	s.cancel, s.cancelSched = cancel, cancelSched
 	s.mu.Unlock()
-	s.loops.Add(3)
+	s.loops.Add(2)
 	go s.heartbeatLoop(lctx)
 	go s.cancelLoop(lctx)
-	go s.scheduleLoop(lctx)
+	if w, ok := s.st.(store.CancelWatcher); ok {
+		s.loops.Add(1)
+		go s.watchCancels(lctx, w)
+	}
+	s.sched.Add(1)
+	go s.scheduleLoop(sctx)
 	return nil
 }
 
-// Close stops the scheduler and the loops, stops the runs in flight
-// (their trees are torn down and they are recorded as interrupted, their
-// slots freed), and forgets the worker. Queued executions stay queued for
-// the next worker. The store stays open.
+func (s *Service) worker(now time.Time) *store.Worker {
+	return &store.Worker{ID: s.id, Host: s.ident.Host, BootID: s.ident.BootID, Pid: s.ident.Pid, PidStart: s.ident.PidStart, Labels: s.cfg.Labels, StartedAt: now, Heartbeat: now}
+}
+
+// takeOverPredecessor recovers the runs of an earlier worker with this
+// worker's id (the same --worker-id, or the same host and data
+// directory) if it is dead, and refuses to start if it is alive.
+func (s *Service) takeOverPredecessor(ctx context.Context) error {
+	workers, err := s.st.Workers(ctx)
+	if err != nil {
+		return fmt.Errorf("service: list workers: %w", err)
+	}
+	for _, w := range workers {
+		if w.ID != s.id {
+			continue
+		}
+		if w.Pid == s.ident.Pid && w.PidStart == s.ident.PidStart && s.ident.SameMachine(w) {
+			return nil // this very process registered it (Close did not run)
+		}
+		if !s.ident.Dead(w, time.Now().UTC(), s.cfg.Lease) {
+			return fmt.Errorf("service: worker id %s is held by a live worker (pid %d on %s, lease renewed %s ago): give each worker its own id (--worker-id) or data directory, or wait %s for its lease to expire if it is gone",
+				s.id, w.Pid, w.Host, time.Since(w.Heartbeat).Round(time.Second), s.cfg.Lease)
+		}
+		s.log.Info("recovering the runs of this worker's dead predecessor", "worker", w.ID)
+		return s.recoverWorker(ctx, w)
+	}
+	return nil
+}
+// Close shuts the worker down gracefully: it stops taking work (no new
+// dispatches, no schedule fires, Submit answers ErrClosed), lets the runs
+// in flight finish by themselves for up to Config.ShutdownTimeout while
+// it keeps renewing its lease and honouring cancellations, then
+// interrupts the runs still going (their trees are torn down and they are
+// recorded as interrupted, their slots freed), and forgets the worker.
+// Queued executions stay queued for the other workers or the next start.
+// The store stays open. ctx bounds the whole of Close.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -194,17 +286,43 @@ func (s *Service) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	cancel := s.cancel
+	cancel, cancelSched := s.cancel, s.cancelSched
 	s.mu.Unlock()
+	if cancelSched != nil {
+		cancelSched()
+	}
+	s.sched.Wait()
+	dctx, dcancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	err := s.st.StopEngine(dctx)
+	dcancel()
 	if cancel != nil {
 		cancel()
 	}
 	s.loops.Wait()
-	err := s.st.StopEngine(ctx)
 	if derr := s.st.DeleteWorker(ctx, s.id); err == nil {
 		err = derr
 	}
 	return err
+}
+
+// Ready reports whether this worker can take work: started and not
+// closing, its lease renewed in time, and the database answering.
+func (s *Service) Ready(ctx context.Context) error {
+	s.mu.Lock()
+	started, closed, lost := s.started, s.closed, s.leaseLost
+	s.mu.Unlock()
+	switch {
+	case !started:
+		return errors.New("not started")
+	case closed:
+		return ErrClosed
+	case lost:
+		return errors.New("lease lost: the database has not been reachable for too long")
+	}
+	if err := s.st.Ping(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	return nil
 }
 
 func (s *Service) isClosed() bool {
@@ -223,17 +341,70 @@ func (s *Service) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now := time.Now().UTC()
-		if err := s.st.Heartbeat(ctx, s.id, now); errors.Is(err, store.ErrNotFound) {
-			// Another worker declared this one dead; come back.
-			s.log.Warn("worker lease was lost; registering again", "worker", s.id)
-			s.st.RegisterWorker(ctx, &store.Worker{ID: s.id, Host: s.ident.Host, BootID: s.ident.BootID, Pid: s.ident.Pid, PidStart: s.ident.PidStart, StartedAt: now, Heartbeat: now})
-		} else if err != nil && ctx.Err() == nil {
-			s.log.Warn("heartbeat failed", "err", err)
-		}
+		s.renew(ctx)
 		if err := s.recoverDead(ctx, false); err != nil && ctx.Err() == nil {
 			s.log.Warn("recovery failed", "err", err)
 		}
+		if err := s.st.RefreshEngine(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("could not look for new agent labels", "err", err)
+		}
+	}
+}
+
+// fenceAfter is how long this worker keeps its runs going without a
+// renewed lease: two heartbeats before the others may declare it dead.
+func (s *Service) fenceAfter() time.Duration {
+	return max(s.cfg.Lease-2*s.cfg.Heartbeat, s.cfg.Lease/2)
+}
+
+// renew renews the lease. A worker that finds itself declared dead, or
+// that could not renew for fenceAfter, stops every run it has (the fleet
+// has recorded them, or is about to record them, as interrupted) before
+// it registers again.
+func (s *Service) renew(ctx context.Context) {
+	hctx, cancel := context.WithTimeout(ctx, s.cfg.Heartbeat)
+	defer cancel()
+	attempt := time.Now()
+	err := s.st.Heartbeat(hctx, s.id, attempt.UTC())
+	if ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	since := time.Since(s.lastRenew)
+	s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.mu.Lock()
+		s.lastRenew, s.leaseLost = attempt, false
+		s.mu.Unlock()
+	case errors.Is(err, store.ErrNotFound):
+		s.log.Warn("this worker was declared dead by another; stopping its runs and registering again", "worker", s.id)
+		s.fence()
+		now := time.Now().UTC()
+		if err := s.st.RegisterWorker(hctx, s.worker(now)); err == nil {
+			s.mu.Lock()
+			s.lastRenew, s.leaseLost = now, false
+			s.mu.Unlock()
+		}
+	case since > s.fenceAfter():
+		s.log.Warn("lease not renewed in time; stopping this worker's runs", "worker", s.id, "since", since.Round(time.Millisecond), "err", err)
+		s.fence()
+	default:
+		s.log.Warn("heartbeat failed", "err", err)
+	}
+}
+
+// fence interrupts every run of this worker.
+func (s *Service) fence() {
+	s.mu.Lock()
+	s.leaseLost = true
+	runs := make([]*localRun, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.Fence()
 	}
 }
 
@@ -260,6 +431,26 @@ func (s *Service) cancelLoop(ctx context.Context) {
 		for _, id := range ids {
 			s.stopLocal(id)
 		}
+	}
+}
+
+// watchCancels receives cancellation requests pushed by the database, so
+// the owner need not wait for its next poll; it listens again after a
+// failure.
+func (s *Service) watchCancels(ctx context.Context, w store.CancelWatcher) {
+	defer s.loops.Done()
+	for ctx.Err() == nil {
+		err := w.WatchCancels(ctx, s.id, func(id string) { s.stopLocal(id) })
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("cancel notifications interrupted; polling meanwhile", "err", err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 

@@ -33,16 +33,28 @@ func (id Identity) SameMachine(w *store.Worker) bool {
 }
 
 // Dead reports whether worker w is gone: on this machine, its process is
-// gone (or the pid was reused); anywhere, its lease has expired.
+// gone (or the pid was reused); anywhere, its lease has expired, even if
+// its process lives (frozen, or cut from the database: it fences itself).
 func (id Identity) Dead(w *store.Worker, now time.Time, lease time.Duration) bool {
 	if id.SameMachine(w) && w.PidStart != 0 {
 		if w.Pid == id.Pid && w.PidStart == id.PidStart {
 			return false
 		}
-		return pidStart(w.Pid) != w.PidStart
+		if pidStart(w.Pid) != w.PidStart {
+			return true
+		}
 	}
 	if w.Host == id.Host && w.BootID != "" && id.BootID != "" && w.BootID != id.BootID {
 		return true // this machine rebooted since: everything it ran is gone
 	}
 	return now.Sub(w.Heartbeat) > lease
+}
+
+// Alive reports whether the process pid started at start (clock ticks)
+// still runs on this machine. Without /proc it answers true.
+func Alive(pid int, start uint64) bool {
+	if start == 0 {
+		return true
+	}
+	return pidStart(pid) == start
 }
