@@ -142,7 +142,8 @@ func (s *Service) fireDue(ctx context.Context) {
 		fire, next := schedule.Decide(spec, *sc.NextFireAt, now, sc.Missed == store.MissedRunOnce)
 		var sub *store.Submission
 		if fire {
-			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID}
+			at := *sc.NextFireAt
+			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID, FireAt: &at}
 		}
 		adm, err := s.st.FireSchedule(ctx, sc.ID, *sc.NextFireAt, next, sub)
 		switch {

@@ -271,6 +271,7 @@ func (s *Service) takeOverPredecessor(ctx context.Context) error {
 	}
 	return nil
 }
+
 // Close shuts the worker down gracefully: it stops taking work (no new
 // dispatches, no schedule fires, Submit answers ErrClosed), lets the runs
 // in flight finish by themselves for up to Config.ShutdownTimeout while

@@ -259,15 +259,18 @@ const (
 // Execution is the record of one task: what was asked, where it stands,
 // and what came of it.
 type Execution struct {
-	ID         string        `json:"id"`
-	Agent      string        `json:"agent"`
-	Trigger    Trigger       `json:"trigger"`
-	ScheduleID string        `json:"schedule_id,omitempty"`
-	RetryOf    string        `json:"retry_of,omitempty"`
-	Attempt    int           `json:"attempt"`
-	Input      string        `json:"input"`
-	Timeout    Duration      `json:"timeout,omitempty"`
-	Status     corral.Status `json:"status"`
+	ID         string  `json:"id"`
+	Agent      string  `json:"agent"`
+	Trigger    Trigger `json:"trigger"`
+	ScheduleID string  `json:"schedule_id,omitempty"`
+	RetryOf    string  `json:"retry_of,omitempty"`
+	// FireAt is the schedule's fire time a scheduled execution is for;
+	// each fire of a schedule has at most one execution.
+	FireAt  *time.Time    `json:"fire_at,omitempty"`
+	Attempt int           `json:"attempt"`
+	Input   string        `json:"input"`
+	Timeout Duration      `json:"timeout,omitempty"`
+	Status  corral.Status `json:"status"`
 
 	ErrorType corral.ErrorType `json:"error_type,omitempty"`
 	Error     string           `json:"error,omitempty"`
@@ -319,6 +322,8 @@ type Submission struct {
 	ScheduleID string
 	RetryOf    string
 	Attempt    int
+	// FireAt is the schedule fire this submission is for (FireSchedule).
+	FireAt *time.Time
 }
 
 // Admission reports what Submit decided. The execution is always recorded,

@@ -20,6 +20,8 @@ import (
 
 	"github.com/corralrun/corral/api"
 	"github.com/corralrun/corral/service"
+	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/postgres"
 	"github.com/corralrun/corral/store/sqlite"
 	"github.com/corralrun/corral/web"
 )
@@ -28,7 +30,7 @@ func init() {
 	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", serveMain)
 }
 
-const serveUsage = `Usage: corral serve [--addr HOST:PORT] [--data DIR]
+const serveUsage = `Usage: corral serve [--addr HOST:PORT] [--data DIR] [--db postgres://…]
 
 Runs the task service: named agents run tasks (shell command lines or
 headless agent prompts) on demand or on a schedule, never more at once than
@@ -48,10 +50,21 @@ After a crash (even kill -9), the next start kills what the previous
 instance left running, records its runs as interrupted with what they had
 logged, frees their slots, and resumes the queue.
 
-SIGINT or SIGTERM stops the service: runs in flight are stopped and
-recorded as interrupted; queued tasks wait for the next start.
+Many workers, one fleet: with --db postgres://USER@HOST/DB (or
+CORRAL_DB) every worker shares one PostgreSQL database: slots hold across
+the fleet, each schedule fire is taken once, a cancel reaches the worker
+that runs the task, and a worker that dies or loses the database for
+--lease has its runs recorded as interrupted by the others (it stops them
+itself when it cannot renew its lease). --labels pins agents that require
+labels to the workers that advertise them. See docs/deploy.md.
 
-Environment: CORRAL_DATA (default data directory), CORRAL_TOKEN.
+SIGINT or SIGTERM stops the service gracefully: it takes no new work
+(/readyz answers 503), lets runs in flight finish for up to
+--shutdown-timeout, then stops the rest and records them as interrupted;
+queued tasks wait for another worker or the next start.
+
+Environment: CORRAL_DATA (default data directory), CORRAL_DB (database
+URL), CORRAL_TOKEN.
 
 Flags:
 `
@@ -62,6 +75,11 @@ func serveMain(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:7070", "listen on `HOST:PORT` (port 0 picks a free one)")
 	data := fs.String("data", defaultDataDir(), "data `DIR`: database, run logs, token")
 	maxRuns := fs.Int("max-runs", 256, "most executions this service runs at once, over all agents")
+	dbURL := fs.String("db", os.Getenv("CORRAL_DB"), "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…); empty means SQLite in the data directory")
+	workerID := fs.String("worker-id", "", "this worker's `ID` in the fleet (default: host name and a hash of the data directory)")
+	labels := fs.String("labels", "", "comma-separated `LABELS` this worker advertises; it runs the agents requiring only labels it has")
+	lease := fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long runs in flight may finish before they are interrupted")
 	noAuth := fs.Bool("insecure-no-auth", false, "serve without a token (loopback addresses only)")
 	verbose := fs.Bool("v", false, "log what the service does to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +123,17 @@ func serveMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger})
+	var st store.Store
+	dbKind := "sqlite"
+	switch {
+	case *dbURL == "":
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger})
+	case strings.HasPrefix(*dbURL, "postgres://"), strings.HasPrefix(*dbURL, "postgresql://"):
+		dbKind = "postgres"
+		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger})
+	default:
+		return fail("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", *dbURL)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -114,7 +142,14 @@ func serveMain(args []string) int {
 	if token != "" {
 		secrets = append(secrets, token)
 	}
-	svc, err := service.New(service.Config{Store: st, DataDir: *data, MaxRuns: *maxRuns, Secrets: secrets, Logger: logger})
+	var labelList []string
+	for _, l := range strings.Split(*labels, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			labelList = append(labelList, l)
+		}
+	}
+	svc, err := service.New(service.Config{Store: st, DataDir: *data, WorkerID: *workerID, Labels: labelList, Lease: *lease,
+		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -122,7 +157,7 @@ func serveMain(args []string) int {
 		return fail("%v", err)
 	}
 	closeSvc := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout+time.Minute)
 		defer cancel()
 		if err := svc.Close(cctx); err != nil {
 			fmt.Fprintln(os.Stderr, "corral serve: stopping the service:", err)
@@ -154,7 +189,7 @@ func serveMain(args []string) int {
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(os.Stderr, "corral serve: listening on http://%s (data %s)\n", ln.Addr(), *data)
+	fmt.Fprintf(os.Stderr, "corral serve: listening on http://%s (data %s, worker %s, %s)\n", ln.Addr(), *data, svc.WorkerID(), dbKind)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	code := 0
@@ -164,11 +199,13 @@ func serveMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "corral serve:", err)
 		code = 1
 	}
+	// Drain first, still serving: clients can watch and cancel the runs
+	// finishing, /readyz answers 503 and submissions 503 meanwhile.
+	closeSvc()
 	cancelBase() // ends event streams
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	srv.Shutdown(sctx)
 	cancel()
-	closeSvc()
 	return code
 }
 

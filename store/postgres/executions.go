@@ -91,6 +91,7 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, sub *store.Submission, now
 		Trigger:    sub.Trigger,
 		ScheduleID: sub.ScheduleID,
 		RetryOf:    sub.RetryOf,
+		FireAt:     sub.FireAt,
 		Attempt:    max(sub.Attempt, 1),
 		Input:      sub.Input,
 		Timeout:    sub.Timeout,

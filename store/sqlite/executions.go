@@ -79,6 +79,7 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, sub *store.Submission, no
 		Trigger:    sub.Trigger,
 		ScheduleID: sub.ScheduleID,
 		RetryOf:    sub.RetryOf,
+		FireAt:     sub.FireAt,
 		Attempt:    max(sub.Attempt, 1),
 		Input:      sub.Input,
 		Timeout:    sub.Timeout,
