@@ -11,6 +11,11 @@
 //   - slot release latency after a run's process tree is gone, beside a
 //     bare UPDATE transaction (the commit floor).
 //
+// With -fleet it compares instead the embedded SQLite store and the shared
+// PostgreSQL store with one and three workers on one machine: tasks per
+// second and admission p50/p99, each configuration in the same run
+// (PostgreSQL from -pg or CORRAL_TEST_POSTGRES).
+//
 // Run it as root on Linux for the cgroup tier: go run ./bench/service
 package main
 
@@ -40,11 +45,18 @@ var (
 	parallel    = flag.Int("parallel", 32, "slots of the agent (and concurrency of the peer)")
 	submitters  = flag.Int("submitters", 16, "concurrent HTTP submitters")
 	releaseRuns = flag.Int("release-runs", 300, "runs to time the slot release of")
+	fleetMode   = flag.Bool("fleet", false, "compare SQLite and PostgreSQL with 1 and 3 workers instead")
+	pgURL       = flag.String("pg", os.Getenv("CORRAL_TEST_POSTGRES"), "PostgreSQL `URL` for -fleet (a user that may create databases)")
+	fleetTasks  = flag.Int("fleet-tasks", 1000, "tasks per configuration with -fleet")
 )
 
 func main() {
 	flag.Parse()
 	ctx := context.Background()
+	if *fleetMode {
+		runFleet(ctx, *pgURL, *fleetTasks, *admissions/4)
+		return
+	}
 	dir, err := os.MkdirTemp("", "corral-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
