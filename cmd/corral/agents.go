@@ -33,9 +33,11 @@ with the task's input (the prompt) in place of {{prompt}} (or appended), e.g.
   corral agents create coder --kind headless --timeout 30m --idle 5m -- \
     claude -p --output-format stream-json --verbose '{{prompt}}'
 
-At most --max-parallel tasks of an agent run at once; others are rejected
-(--overflow reject, HTTP 429) or queued in order (--overflow queue, at most
---max-backlog waiting). update changes only the flags given.
+At most --max-parallel tasks of an agent run at once, across every worker of
+the fleet; others are rejected (--overflow reject, HTTP 429) or queued in
+order (--overflow queue, at most --max-backlog waiting). An agent with
+--labels runs only on workers started with all of them (corral serve
+--labels). update changes only the flags given.
 ` + clientEnvHelp + `
 Flags:
 `
@@ -55,6 +57,7 @@ func agentsMain(args []string) int {
 	idle := fs.Duration("idle", 0, "headless: stop a turn silent this long")
 	grace := fs.Duration("grace", 0, "time between the stop signal and SIGKILL (default 2s)")
 	maxOut := fs.Int("max-output", 0, "`BYTES` of each stream kept in the record (default 64 KiB; the log keeps all)")
+	labels := fs.String("labels", "", "comma-separated `LABELS`: run only on workers started with all of them (corral serve --labels)")
 	var env stringList
 	fs.Var(&env, "env", "`KEY=VALUE` in the agent's environment (repeatable)")
 	pos, command, err := parseInterleaved(fs, args)
@@ -118,7 +121,8 @@ func agentsMain(args []string) int {
 		}
 		a := &client.Agent{Name: name, Kind: store.AgentKind(*kind), Shell: *shell, Workdir: *workdir, MaxParallelTasks: *maxPar,
 			Overflow: store.Overflow(*overflow), MaxBacklog: *backlog, Timeout: store.Duration(*timeout), StallTimeout: store.Duration(*stall),
-			IdleTimeout: store.Duration(*idle), Grace: store.Duration(*grace), MaxOutput: *maxOut, Command: command}
+			IdleTimeout: store.Duration(*idle), Grace: store.Duration(*grace), MaxOutput: *maxOut, Command: command,
+			Labels: splitLabels(*labels)}
 		if len(env) > 0 {
 			a.Env = map[string]string{}
 			for _, kv := range env {
@@ -154,6 +158,9 @@ func agentsMain(args []string) int {
 				}
 				patch[field] = v
 			}
+		}
+		if set["labels"] {
+			patch["labels"] = splitLabels(*labels)
 		}
 		if set["env"] {
 			m := map[string]string{}
@@ -213,6 +220,17 @@ func agentsMain(args []string) int {
 		return exitOK
 	}
 	return usageError("agents", "unknown subcommand %q", verb)
+}
+
+// splitLabels splits "a, b" into its labels; the service validates them.
+func splitLabels(s string) []string {
+	labels := []string{}
+	for _, l := range strings.Split(s, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	return labels
 }
 
 func overflowText(a *client.Agent) string {

@@ -33,13 +33,15 @@ func TestClientCommandsDriveTheServiceWithTextAndJSON(t *testing.T) {
 	if !strings.Contains(out, "bot") || !strings.Contains(out, "headless") {
 		t.Fatalf("agents list: %s", out)
 	}
-	must(0, "agents", "update", "sh", "--max-parallel", "2", "--timeout", "1m")
+	must(0, "agents", "update", "sh", "--max-parallel", "2", "--timeout", "1m", "--labels", "gpu, eu")
 	out, _ = must(0, "agents", "get", "sh")
 	var a client.Agent
 	json.Unmarshal([]byte(out), &a)
-	if a.MaxParallelTasks != 2 || a.Timeout.D() != time.Minute {
+	if a.MaxParallelTasks != 2 || a.Timeout.D() != time.Minute || strings.Join(a.Labels, ",") != "eu,gpu" {
 		t.Fatalf("update not applied: %+v", a)
 	}
+	// This service serves no labels: clear them so the agent's tasks run here.
+	must(0, "agents", "update", "sh", "--labels", "")
 
 	out, errOut := must(0, "submit", "sh", `echo "$GREETING world"`, "--wait")
 	if out != "hello world\n" || !strings.Contains(errOut, "succeeded") {
