@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchStream is a realistic Claude Code stream: answers, tool calls with
@@ -39,6 +40,34 @@ func BenchmarkParseStream(b *testing.B) {
 		l.feed(benchStream, 64<<10)
 		if l.st.end != FinalizedByResult {
 			b.Fatal("stream not finalized")
+		}
+	}
+}
+
+// BenchmarkParserTimeline measures a reader of a logged stream, as the web
+// UI reads an execution's log: the same lines one at a time through a
+// Parser and a Timeline.
+func BenchmarkParserTimeline(b *testing.B) {
+	b.SetBytes(int64(len(benchStream)))
+	b.ReportAllocs()
+	at := time.Now()
+	for b.Loop() {
+		var p Parser
+		var tl Timeline
+		data := benchStream
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				i = len(data)
+			}
+			evs := p.Parse(data[:i], at)
+			for j := range evs {
+				tl.Add(&evs[j])
+			}
+			data = data[min(i+1, len(data)):]
+		}
+		if tl.Answer() != "done" || len(tl.Tools(at)) != DefaultMaxTools {
+			b.Fatal("stream not read")
 		}
 	}
 }

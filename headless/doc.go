@@ -83,4 +83,13 @@
 // malformed lines are counted with a sample; invalid UTF-8 becomes U+FFFD;
 // unknown types and fields are ignored. Only the fields the turn needs are
 // decoded, without a regular expression or a full json.Unmarshal per line.
+//
+// # Reading a stream without a turn
+//
+// A Turn reads its stream with a Parser, which turns lines into Events, and
+// folds the events into a Timeline, from which its Result takes the tool
+// calls (Result.Tools), the session id, the model and the agent's errors.
+// Both are exported for readers of a stream a Turn did not run, such as a
+// transcript or a service's log of a run: a Parser and a Timeline fed the
+// same lines give the same account as the Turn did, live or afterwards.
 package headless

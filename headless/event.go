@@ -16,9 +16,11 @@ const (
 	KindText Kind = "text"
 	// KindThinking: the agent's reasoning (Text).
 	KindThinking Kind = "thinking"
-	// KindToolUse: a tool call opened (ToolID, ToolName, ParentToolID).
+	// KindToolUse: a tool call opened (ToolID, ToolName, ParentToolID,
+	// Detail).
 	KindToolUse Kind = "tool_use"
-	// KindToolResult: a tool call closed (ToolID, ToolName, IsError).
+	// KindToolResult: a tool call closed (ToolID, IsError; ToolName and
+	// Detail for Codex items; Text for a failed call).
 	KindToolResult Kind = "tool_result"
 	// KindTask: a background task started, progressed or settled (TaskID,
 	// TaskStatus, Text).
@@ -27,8 +29,9 @@ const (
 	// its new size (ambient tasks and plain shells excluded).
 	KindBackground Kind = "background"
 	// KindResult: the agent ended a turn segment (Claude's result, Codex's
-	// turn.completed or turn.failed). Final reports that it ended the turn;
-	// a result while background tasks are live is only a segment.
+	// turn.completed or turn.failed), with its Text and Errors. Final
+	// reports that it ended the turn; a result while background tasks are
+	// live is only a segment.
 	KindResult Kind = "result"
 	// KindError: the agent reported an error (Error) without ending the
 	// turn.
@@ -46,7 +49,8 @@ const (
 // Event is one thing the agent said, in a shape common to both formats.
 // Fields that do not apply to its Kind are empty. Text and Raw are bounded
 // (Spec.MaxEventText, Spec.MaxEventRaw); TextTruncated and RawTruncated say
-// when something was cut.
+// when something was cut. Detail, Error and each of Errors are bounded too
+// (MaxDetail, 1 KiB).
 type Event struct {
 	Seq  int64     `json:"seq"`  // 1, 2, … in stream order
 	Line int64     `json:"line"` // stream line it came from, from 1
@@ -57,6 +61,9 @@ type Event struct {
 	Type    string `json:"type,omitempty"`
 	Subtype string `json:"subtype,omitempty"`
 
+	// Text is the agent's words (KindText, KindThinking), a result's text,
+	// a task's summary, or for a failed tool call (KindToolResult with
+	// IsError) the start of what it returned.
 	Text          string `json:"text,omitempty"`
 	TextTruncated bool   `json:"text_truncated,omitempty"`
 
@@ -67,7 +74,11 @@ type Event struct {
 	ToolID       string `json:"tool_id,omitempty"`
 	ToolName     string `json:"tool_name,omitempty"`
 	ParentToolID string `json:"parent_tool_id,omitempty"`
-	IsError      bool   `json:"is_error,omitempty"`
+	// Detail is a short account of a tool call's input: its command, file
+	// path, pattern, URL or query, or else its input JSON with white space
+	// collapsed; at most MaxDetail bytes, a cut marked with "…".
+	Detail  string `json:"detail,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
 
 	TaskID     string `json:"task_id,omitempty"`
 	TaskStatus string `json:"task_status,omitempty"`
@@ -78,6 +89,9 @@ type Event struct {
 	// Error is an error code or message the agent reported, or for
 	// KindInvalid why the line could not be read.
 	Error string `json:"error,omitempty"`
+	// Errors are the errors a result reported (Claude's errors[], Codex's
+	// turn.failed message), at most 20.
+	Errors []string `json:"errors,omitempty"`
 
 	Raw          string `json:"raw,omitempty"`
 	RawTruncated bool   `json:"raw_truncated,omitempty"`

@@ -3,10 +3,102 @@ package headless
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/corralrun/corral/headless/internal/jsonscan"
 )
+
+// MaxDetail bounds the short texts of a tool call (Event.Detail,
+// ToolCall.Detail, ToolCall.ErrorText), in bytes before the "…" that marks
+// a cut.
+const MaxDetail = 400
+
+// Parser reads an agent's stream one line at a time and returns the events
+// of each line. It is the reader a Turn uses, for callers that have the
+// lines some other way: a transcript, a log of the stream, a pipe of their
+// own. Its zero value reads a stream of either format with the defaults of
+// a Spec.
+//
+// A Parser is as tolerant as a Turn and as bounded: a blank line yields no
+// event; a line that is not a JSON object, or is malformed, yields one
+// KindInvalid event saying why; invalid UTF-8 becomes U+FFFD; unknown types
+// and fields are ignored (KindUnknown); a line longer than MaxLine is cut
+// and read up to the cut. Only the fields an Event carries are decoded,
+// without a full json.Unmarshal of the line. It never panics, whatever the
+// input, and its memory stays within the bounds below plus the line being
+// read.
+//
+// A Parser is not safe for concurrent use. Set its fields before the first
+// call to Parse or ParseCut; later changes are ignored.
+type Parser struct {
+	// Format is the stream format. FormatAuto (the zero value) detects it
+	// from the first line whose type only one format uses; Parse then sets
+	// Format to the format detected. Until then lines are read as
+	// KindUnknown.
+	Format Format
+
+	// MaxLine bounds a line: a longer one is read as cut at MaxLine bytes
+	// (see ParseCut). Zero means DefaultMaxLine; negative means no bound.
+	MaxLine int
+
+	// MaxEventText and MaxEventRaw bound the text and the raw line carried
+	// by each Event, as in Spec. Zero means the defaults; negative keeps
+	// none.
+	MaxEventText int
+	MaxEventRaw  int
+
+	p     parser
+	ready bool
+}
+
+// Parse reads one line of the stream, without its newline, read at time at
+// (the events' Time). It returns the line's events in order, numbered (Seq)
+// from 1 across the stream; nil for a blank line. The slice is reused: it
+// is valid until the next call, and the events in it are values the caller
+// may keep.
+//
+// A result line is marked Final when no background task is live, that is
+// when it ends the turn (see the package documentation), as a Turn marks
+// it.
+func (r *Parser) Parse(line []byte, at time.Time) []Event {
+	return r.events(line, false, at)
+}
+
+// ParseCut is Parse for the start of a line that was cut at a length bound,
+// as a log or a line splitter with a bound leaves it: a JSON object that
+// ends early is read up to the cut (its type and leading fields, so that a
+// huge tool result still closes its call) instead of being reported
+// invalid, and its events are marked Cut.
+func (r *Parser) ParseCut(line []byte, at time.Time) []Event {
+	return r.events(line, true, at)
+}
+
+func (r *Parser) events(line []byte, cut bool, at time.Time) []Event {
+	in := r.line(line, cut, at)
+	if in == nil {
+		return nil
+	}
+	return in.events
+}
+
+// line parses a line into what the turn acts on; nil for a blank line.
+func (r *Parser) line(line []byte, cut bool, at time.Time) *lineInfo {
+	if !r.ready {
+		r.ready = true
+		r.p.format = r.Format
+		r.p.maxText = orDefault(r.MaxEventText, DefaultMaxEventText)
+		r.p.maxRaw = orDefault(r.MaxEventRaw, DefaultMaxEventRaw)
+		r.p.maxLine = orDefault(r.MaxLine, DefaultMaxLine)
+	}
+	if r.p.maxLine > 0 && len(line) > r.p.maxLine {
+		line, cut = line[:r.p.maxLine], true
+	}
+	in := r.p.parse(line, cut, at)
+	r.Format = r.p.format
+	return in
+}
 
 // parser turns stream lines into events and the facts the turn acts on. It
 // decodes only the fields it needs: one pass of jsonscan over the top-level
@@ -16,7 +108,10 @@ type parser struct {
 	format  Format // FormatAuto until detected
 	maxText int
 	maxRaw  int
+	maxLine int
 	line    int64
+	seq     int64
+	bg      []string // the live background-task set
 	info    lineInfo // reused for every line
 }
 
@@ -29,11 +124,9 @@ type lineInfo struct {
 	hasPerm    bool
 	usage      *Usage // assistant per-call usage
 	result     *resultInfo
-	bgSet      bool
-	bg         []string // live background task ids (filtered)
-	errs       []string // error codes and messages the agent reported
-	authFailed bool     // the stream itself says authentication failed
-	answer     string   // Codex: a completed agent message
+	bgSet      bool   // the line replaced the background set (parser.bg)
+	authFailed bool   // the stream itself says authentication failed
+	answer     string // Codex: a completed agent message
 	hasAnswer  bool
 	invalid    string // why the line could not be read
 	sample     string // the invalid line, bounded
@@ -139,7 +232,7 @@ func (p *parser) parse(line []byte, cut bool, now time.Time) *lineInfo {
 		in.sample = sample(trim)
 		base.Kind, base.Error = KindInvalid, in.invalid
 		in.events = append(in.events, base)
-		return in
+		return p.number(in)
 	}
 	var f fields
 	err := jsonscan.Members(trim, f.set)
@@ -152,7 +245,7 @@ func (p *parser) parse(line []byte, cut bool, now time.Time) *lineInfo {
 		in.sample = sample(trim)
 		base.Kind, base.Error = KindInvalid, in.invalid
 		in.events = append(in.events, base)
-		return in
+		return p.number(in)
 	}
 	typ, _ := jsonscan.String(f.typ)
 	sub, _ := jsonscan.String(f.subtype)
@@ -168,6 +261,21 @@ func (p *parser) parse(line []byte, cut bool, now time.Time) *lineInfo {
 	default:
 		base.Kind = KindUnknown
 		in.events = append(in.events, base)
+	}
+	return p.number(in)
+}
+
+// number gives the line's events their sequence numbers and marks a result
+// that ends the turn: one while no background task is live (Codex has
+// none).
+func (p *parser) number(in *lineInfo) *lineInfo {
+	for i := range in.events {
+		p.seq++
+		e := &in.events[i]
+		e.Seq = p.seq
+		if e.Kind == KindResult && in.result != nil {
+			e.Final = in.result.codex || len(p.bg) == 0
+		}
 	}
 	return in
 }
@@ -234,7 +342,7 @@ func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bo
 		if code == "" {
 			code = string(f.errorV)
 		}
-		in.errs = append(in.errs, code)
+		code = clip(code, 1024)
 		if code == "authentication_failed" {
 			in.authFailed = true
 		}
@@ -278,7 +386,7 @@ func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bo
 }
 
 func (p *parser) claudeBlock(in *lineInfo, block []byte, base Event) {
-	var typ, text, thinking, id, name, toolUseID, isError []byte
+	var typ, text, thinking, id, name, toolUseID, isError, input, content []byte
 	if len(block) == 0 || block[0] != '{' {
 		return
 	}
@@ -298,11 +406,23 @@ func (p *parser) claudeBlock(in *lineInfo, block []byte, base Event) {
 			toolUseID = v
 		case "is_error":
 			isError = v
+		case "input":
+			input = v
+		case "content":
+			content = v
 		}
 		return true
 	})
 	t, _ := jsonscan.String(typ)
-	e := base
+	switch t {
+	case "text", "thinking", "tool_use", "server_tool_use", "mcp_tool_use", "tool_result", "mcp_tool_result":
+	default:
+		return
+	}
+	// The event is built in place: events are large, and copies add up
+	// over a stream.
+	in.events = append(in.events, base)
+	e := &in.events[len(in.events)-1]
 	switch t {
 	case "text":
 		e.Kind = KindText
@@ -314,20 +434,18 @@ func (p *parser) claudeBlock(in *lineInfo, block []byte, base Event) {
 		e.Kind = KindToolUse
 		e.ToolID, _ = jsonscan.String(id)
 		e.ToolName, _ = jsonscan.String(name)
-		if e.ToolID == "" {
-			return
-		}
-	case "tool_result", "mcp_tool_result":
+		e.Detail = p.inputDetail(input)
+	default:
 		e.Kind = KindToolResult
 		e.ToolID, _ = jsonscan.String(toolUseID)
 		e.IsError, _ = jsonscan.Bool(isError)
-		if e.ToolID == "" {
-			return
+		if e.IsError {
+			e.Text, e.TextTruncated = p.contentText(content)
 		}
-	default:
-		return
 	}
-	in.events = append(in.events, e)
+	if (e.Kind == KindToolUse || e.Kind == KindToolResult) && e.ToolID == "" {
+		in.events = in.events[:len(in.events)-1]
+	}
 }
 
 func (p *parser) claudeResult(in *lineInfo, f *fields, base Event, cut bool) {
@@ -361,11 +479,11 @@ func (p *parser) claudeResult(in *lineInfo, f *fields, base Event, cut bool) {
 		})
 	}
 	in.result = r
-	in.errs = append(in.errs, r.errors...)
 	e := base
 	e.Kind = KindResult
 	e.SessionID = r.sessionID
 	e.IsError = r.isError
+	e.Errors = r.errors
 	e.Text, e.TextTruncated = p.text(f.result)
 	e.TextTruncated = e.TextTruncated || r.textCut
 	in.events = append(in.events, e)
@@ -397,8 +515,8 @@ func (p *parser) claudeSystem(in *lineInfo, f *fields, base Event) {
 	case "background_tasks_changed":
 		e.Kind = KindBackground
 		in.bgSet = true
-		in.bg = liveTasks(f.tasks, in.bg[:0])
-		e.Background = len(in.bg)
+		p.bg = liveTasks(f.tasks, p.bg[:0])
+		e.Background = len(p.bg)
 	default:
 		e.Kind = KindSystem
 	}
@@ -463,14 +581,11 @@ func (p *parser) codex(in *lineInfo, f *fields, base Event, cut bool) {
 		in.result = &resultInfo{subtype: "turn.failed", isError: true, codex: true, usage: decodeUsage(f.usage)}
 		if msg != "" {
 			in.result.errors = []string{msg}
-			in.errs = append(in.errs, msg)
+			e.Errors = in.result.errors
 		}
 	case "error":
 		e.Kind = KindError
 		e.Error, _ = jsonscan.StringPrefix(f.message, 1024)
-		if e.Error != "" {
-			in.errs = append(in.errs, e.Error)
-		}
 	case "item.started", "item.updated", "item.completed":
 		p.codexItem(in, f, e)
 		return
@@ -482,6 +597,7 @@ func (p *parser) codex(in *lineInfo, f *fields, base Event, cut bool) {
 
 func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
 	var id, typ, text, server, tool, status, exitCode, errV, message []byte
+	var command, arguments, changes, query, output []byte
 	if len(f.item) > 0 && f.item[0] == '{' {
 		jsonscan.Members(f.item, func(k, v []byte) bool {
 			switch string(k) {
@@ -503,6 +619,16 @@ func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
 				errV = v
 			case "message":
 				message = v
+			case "command":
+				command = v
+			case "arguments":
+				arguments = v
+			case "changes":
+				changes = v
+			case "query":
+				query = v
+			case "aggregated_output":
+				output = v
 			}
 			return true
 		})
@@ -513,10 +639,18 @@ func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
 	switch it {
 	case "command_execution", "mcp_tool_call", "file_change", "web_search":
 		e.ToolName = it
-		if it == "mcp_tool_call" {
+		switch it {
+		case "command_execution":
+			e.Detail = p.detailString(command)
+		case "mcp_tool_call":
 			s, _ := jsonscan.String(server)
 			t, _ := jsonscan.String(tool)
 			e.ToolName = "mcp__" + s + "__" + t
+			e.Detail = p.inputDetail(arguments)
+		case "file_change":
+			e.Detail = p.changesDetail(changes)
+		case "web_search":
+			e.Detail = p.detailString(query)
 		}
 		switch e.Type {
 		case "item.started":
@@ -525,8 +659,15 @@ func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
 			e.Kind = KindToolResult
 			st, _ := jsonscan.String(status)
 			code, hasCode := jsonscan.Int(exitCode)
-			e.IsError = st == "failed" || st == "declined" || (hasCode && code != 0) ||
-				(len(errV) > 0 && !jsonscan.IsNull(errV))
+			hasErr := len(errV) > 0 && !jsonscan.IsNull(errV)
+			e.IsError = st == "failed" || st == "declined" || (hasCode && code != 0) || hasErr
+			if e.IsError {
+				if msg := errorMessage(errV); msg != "" {
+					e.Text, e.TextTruncated = clipText(msg, p.maxText)
+				} else {
+					e.Text, e.TextTruncated = p.text(output)
+				}
+			}
 		default:
 			e.Kind = KindSystem
 		}
@@ -547,13 +688,184 @@ func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
 	case "error":
 		e.Kind = KindError
 		e.Error, _ = jsonscan.StringPrefix(message, 1024)
-		if e.Error != "" {
-			in.errs = append(in.errs, e.Error)
-		}
 	default:
 		e.Kind = KindSystem
 	}
 	in.events = append(in.events, e)
+}
+
+// detailKeys are the members of a tool's input that tell most about the
+// call, in the order they are preferred.
+var detailKeys = [...]string{"command", "file_path", "path", "pattern", "url", "query", "description", "prompt"}
+
+// inputDetail summarizes a tool's input object for Event.Detail: its most
+// telling string member, or else the input with white space collapsed.
+func (p *parser) inputDetail(raw []byte) string {
+	if len(raw) == 0 || jsonscan.IsNull(raw) || p.maxText <= 0 {
+		return ""
+	}
+	if raw[0] == '{' {
+		best := len(detailKeys)
+		var val []byte
+		jsonscan.Members(raw, func(k, v []byte) bool {
+			if len(v) < 3 || v[0] != '"' {
+				return true // not a string, or an empty one
+			}
+			for i := range best {
+				if string(k) == detailKeys[i] {
+					best, val = i, v
+					break
+				}
+			}
+			return best > 0
+		})
+		if val != nil {
+			return p.detailString(val)
+		}
+	}
+	return p.compact(raw)
+}
+
+// detailString decodes a string value for Event.Detail.
+func (p *parser) detailString(raw []byte) string {
+	if len(raw) == 0 || p.maxText <= 0 {
+		return ""
+	}
+	bound := min(p.maxText, MaxDetail)
+	s, whole := jsonscan.StringPrefix(raw, bound)
+	s, cut := clipText(s, bound)
+	if (cut || !whole) && s != "" {
+		s += "…"
+	}
+	return s
+}
+
+// compact returns raw JSON with runs of white space collapsed to one
+// space, bounded for Event.Detail.
+func (p *parser) compact(raw []byte) string {
+	bound := min(p.maxText, MaxDetail)
+	b := make([]byte, 0, min(len(raw), bound+1))
+	space := false
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			space = len(b) > 0
+			continue
+		}
+		if space {
+			b = append(b, ' ')
+			space = false
+		}
+		if len(b) > bound {
+			break
+		}
+		b = append(b, c)
+	}
+	s, cut := clipText(strings.ToValidUTF8(string(b), "\uFFFD"), bound)
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// changesDetail summarizes a Codex file_change item: "KIND PATH, …".
+func (p *parser) changesDetail(raw []byte) string {
+	if len(raw) == 0 || raw[0] != '[' || p.maxText <= 0 {
+		return ""
+	}
+	bound := min(p.maxText, MaxDetail)
+	var b strings.Builder
+	cut := false
+	jsonscan.Elements(raw, func(v []byte) bool {
+		var path, kind []byte
+		if len(v) == 0 || v[0] != '{' {
+			return true
+		}
+		jsonscan.Members(v, func(k, v []byte) bool {
+			switch string(k) {
+			case "path":
+				path = v
+			case "kind":
+				kind = v
+			}
+			return true
+		})
+		ps, _ := jsonscan.StringPrefix(path, bound)
+		ks, _ := jsonscan.StringPrefix(kind, 64)
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strings.TrimSpace(ks + " " + ps))
+		if b.Len() > bound {
+			cut = true
+			return false
+		}
+		return true
+	})
+	s, clipped := clipText(b.String(), bound)
+	if cut || clipped {
+		s += "…"
+	}
+	return s
+}
+
+// contentText reads what a tool returned, for a failed call: a string, or
+// the text of a list of content blocks, bounded for an event.
+func (p *parser) contentText(raw []byte) (string, bool) {
+	if len(raw) == 0 || p.maxText <= 0 {
+		return "", false
+	}
+	if raw[0] == '"' {
+		return p.text(raw)
+	}
+	if raw[0] != '[' {
+		return "", false
+	}
+	var b strings.Builder
+	cut := false
+	jsonscan.Elements(raw, func(v []byte) bool {
+		if len(v) == 0 || v[0] != '{' {
+			return true
+		}
+		var text []byte
+		jsonscan.Members(v, func(k, v []byte) bool {
+			if string(k) == "text" {
+				text = v
+				return false
+			}
+			return true
+		})
+		if len(text) == 0 {
+			return true
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		s, whole := jsonscan.StringPrefix(text, p.maxText-b.Len())
+		b.WriteString(s)
+		if !whole || b.Len() >= p.maxText {
+			cut = true
+			return false
+		}
+		return true
+	})
+	s, clipped := clipText(b.String(), p.maxText)
+	return s, cut || clipped
+}
+
+// clipText bounds s to n bytes at a rune boundary and reports whether it
+// cut.
+func clipText(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	if n <= 0 {
+		return "", true
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
 }
 
 // errorMessage reads {"message": "..."} or a bare string.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/corralrun/corral/capture"
 )
 
 // ledger returns a Turn with no process behind it, for feeding a stream
@@ -21,10 +19,7 @@ func ledger(spec *Spec) *Turn {
 		changed: make(chan struct{}, 1),
 		start:   time.Now(),
 	}
-	t.parser = parser{format: spec.Format, maxText: orDefault(spec.MaxEventText, DefaultMaxEventText), maxRaw: orDefault(spec.MaxEventRaw, DefaultMaxEventRaw)}
-	t.st.format = spec.Format
-	t.st.open = map[string]*openTool{}
-	t.lines = capture.Lines{Max: orDefault(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
+	t.initStream()
 	t.lastOut.Store(time.Now().UnixNano())
 	return t
 }
@@ -148,11 +143,11 @@ func TestToolLimitsResolveExactThenGlobThenMCPDefault(t *testing.T) {
 		"Bash":            time.Hour,
 		"Read":            0,
 	} {
-		if got := s.toolLimit(name); got != want {
+		if got := s.StallLimit(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}
-	if got := (&Spec{StallTimeout: -1}).toolLimit("mcp__a__b"); got != 0 {
+	if got := (&Spec{StallTimeout: -1}).StallLimit("mcp__a__b"); got != 0 {
 		t.Errorf("negative StallTimeout: %v", got)
 	}
 }
@@ -291,7 +286,7 @@ func FuzzStream(f *testing.F) {
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatal(err)
 		}
-		classify(&outcome{by: FinalizedByExit, result: l.st.lastResult, errs: l.st.errs})
+		classify(&outcome{by: FinalizedByExit, result: l.st.lastResult, errs: l.st.tl.errors})
 	})
 }
 
@@ -309,7 +304,7 @@ func TestRealStreamsAreRead(t *testing.T) {
 	if l.st.end != FinalizedByAuth || r.Format != FormatClaude || r.SessionID != "2645e938-4268-48fd-9192-5081ffbf591b" || r.Model != "claude-opus-5-5" || r.PermissionMode != "default" || r.ParseErrors != 0 {
 		t.Errorf("claude: end %q result %+v", l.st.end, r)
 	}
-	if _, et, _ := classify(&outcome{by: FinalizedByResult, result: l.st.lastResult, errs: l.st.errs}); et != "auth" {
+	if _, et, _ := classify(&outcome{by: FinalizedByResult, result: l.st.lastResult, errs: l.st.tl.errors}); et != "auth" {
 		t.Errorf("claude's is_error result classified %q, want auth", et)
 	}
 
@@ -322,5 +317,25 @@ func TestRealStreamsAreRead(t *testing.T) {
 	r = l.snapshot(FinalizedByBudget)
 	if l.st.end != "" || r.Format != FormatCodex || r.SessionID != "01a228c0-bd61-7cd2-9f8b-6666056d96e0" || len(r.AgentErrors) < 5 || r.ParseErrors != 0 {
 		t.Errorf("codex: end %q result %+v", l.st.end, r)
+	}
+}
+
+func TestToolDetailsAreRedactedInTheResult(t *testing.T) {
+	l := ledger(&Spec{Env: []string{"DEPLOY_TOKEN=hunter2hunter2"}})
+	l.feed([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345' -d hunter2hunter2 x"}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"bad token hunter2hunter2"}]}}
+`), 0)
+	r := l.snapshot(FinalizedByExit)
+	if len(r.Tools) != 1 {
+		t.Fatalf("tools %+v", r.Tools)
+	}
+	c := r.Tools[0]
+	for _, leak := range []string{"hunter2", "abcdefghijklmnop"} {
+		if strings.Contains(c.Detail, leak) || strings.Contains(c.ErrorText, leak) {
+			t.Errorf("leaked %q: %+v", leak, c)
+		}
+	}
+	if !strings.HasPrefix(c.Detail, "curl -H") || !strings.HasPrefix(c.ErrorText, "bad token") {
+		t.Errorf("over-redacted: %+v", c)
 	}
 }

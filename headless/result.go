@@ -142,18 +142,27 @@ type Usage struct {
 	ReasoningOutputTokens    int64 `json:"reasoning_output_tokens,omitempty"`
 }
 
-// ToolCall is one tool call of the timeline.
+// ToolCall is one tool call of the timeline (see Timeline).
 type ToolCall struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Name is the tool's name as the agent gave it ("Bash",
+	// "mcp__github__create_issue"; for Codex "command_execution",
+	// "file_change", "web_search" or "mcp__SERVER__TOOL").
 	Name string `json:"name"`
+	// Detail is a short account of the call's input (see Event.Detail).
+	Detail string `json:"detail,omitempty"`
 	// ParentID is the tool call of the subagent that made this one.
 	ParentID string    `json:"parent_id,omitempty"`
 	Start    time.Time `json:"start"`
 	// DurationMS is how long the call was open (until now, if still open).
 	DurationMS float64 `json:"duration_ms"`
 	// Open reports that no result came back for it.
-	Open  bool `json:"open,omitempty"`
-	Error bool `json:"error,omitempty"`
+	Open bool `json:"open,omitempty"`
+	// Error reports that its result was an error (is_error, a failed or
+	// declined Codex item, a non-zero exit code); ErrorText is the start
+	// of what it said, at most MaxDetail bytes.
+	Error     bool   `json:"error,omitempty"`
+	ErrorText string `json:"error_text,omitempty"`
 	// StallLimitMS is the call's stall limit; 0 means none.
 	StallLimitMS float64 `json:"stall_limit_ms,omitempty"`
 }

@@ -275,8 +275,11 @@ func durDefault(v, def time.Duration) time.Duration {
 	return v
 }
 
-// toolLimit returns the stall limit of a tool, or 0 for none.
-func (s *Spec) toolLimit(name string) time.Duration {
+// StallLimit returns the stall limit the spec gives a tool, by its name:
+// the first exact match of ToolLimits, else the first glob that matches,
+// else StallTimeout (or DefaultStallTimeout) for MCP tools ("mcp__*");
+// 0 means none.
+func (s *Spec) StallLimit(name string) time.Duration {
 	for _, l := range s.ToolLimits {
 		if l.Tool == name {
 			return max(l.Timeout, 0)

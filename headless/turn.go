@@ -33,7 +33,7 @@ type Turn struct {
 	dropped atomic.Int64 // events subscribers' full channels did not take
 
 	// Owned by the stdout reader (the core's goroutine) until teardown.
-	parser parser
+	parser Parser
 	lines  capture.Lines
 	now    time.Time
 	// Owned by the stderr reader until teardown.
@@ -69,8 +69,6 @@ type state struct {
 	validJSON    bool
 	lastText     string
 	sawInit      bool
-	sessionID    string
-	model        string
 	permMode     string
 	numTurns     int
 	cost         float64
@@ -81,23 +79,13 @@ type state struct {
 	lastResult   *resultInfo
 	answer       string
 	hasAnswer    bool
-	errs         []string
-	tools        []ToolCall
-	toolsDropped int
-	open         map[string]*openTool
+	tl           Timeline // tool calls, session, model, agent errors
 	bg           []string
 	end          FinalizedBy // a terminal condition seen by a reader
 	authLine     string
 	permWhy      string
 	finalized    bool
 	stalled      *ToolCall
-}
-
-type openTool struct {
-	name, parent string
-	start        time.Time
-	limit        time.Duration
-	idx          int // in tools, or -1 when the timeline was full
 }
 
 // Run starts a turn and waits for its end: it is Start followed by
@@ -139,14 +127,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		done:     make(chan struct{}),
 		torn:     make(chan struct{}),
 	}
-	t.parser = parser{
-		format:  spec.Format,
-		maxText: orDefault(spec.MaxEventText, DefaultMaxEventText),
-		maxRaw:  orDefault(spec.MaxEventRaw, DefaultMaxEventRaw),
-	}
-	t.st.format = spec.Format
-	t.st.open = map[string]*openTool{}
-	t.lines = capture.Lines{Max: orDefault(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
+	t.initStream()
 	t.errLines = capture.Lines{Max: 64 << 10, Func: t.onStderrLine}
 	if spec.TranscriptPath != "" {
 		tr, err := openTranscript(spec.TranscriptPath, orDefault(spec.MaxTranscript, DefaultMaxTranscript), t.red)
@@ -191,6 +172,16 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	}
 	go t.run(ctx)
 	return t, nil
+}
+
+// initStream sets up the reading of the stream: the line splitter, the
+// parser and the timeline, with the spec's bounds and stall limits.
+func (t *Turn) initStream() {
+	spec := &t.spec
+	t.parser = Parser{Format: spec.Format, MaxLine: spec.MaxLine, MaxEventText: spec.MaxEventText, MaxEventRaw: spec.MaxEventRaw}
+	t.st.format = spec.Format
+	t.st.tl = Timeline{StallLimit: spec.StallLimit}
+	t.lines = capture.Lines{Max: orDefault(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
 }
 
 // Handle identifies the agent's tree for proc.Reclaim after a crash.
@@ -292,13 +283,14 @@ func (t *Turn) publish(evs []Event) {
 		return
 	}
 	var dropped int64
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if t.spec.OnEvent != nil {
-			t.spec.OnEvent(e)
+			t.spec.OnEvent(*e)
 		}
 		for _, s := range t.subs {
 			select {
-			case s.c <- e:
+			case s.c <- *e:
 			default:
 				s.dropped.Add(1)
 				dropped++
@@ -364,7 +356,7 @@ func (t *Turn) onLine(line []byte, cut bool) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	in := t.parser.parse(line, cut, now)
+	in := t.parser.line(line, cut, now)
 	t.mu.Lock()
 	t.st.lines++
 	t.tr.line(line, cut)
@@ -398,14 +390,11 @@ func (t *Turn) signalEnd() {
 // with t.mu held.
 func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	s := &t.st
-	for i := range in.events {
-		s.events++
-		in.events[i].Seq = s.events
-	}
+	s.events += int64(len(in.events))
 	if in.invalid != "" {
 		s.parseErrors++
 		if s.sample == "" {
-			s.sample = fmt.Sprintf("line %d (%s): %s", t.parser.line, in.invalid, in.sample)
+			s.sample = fmt.Sprintf("line %d (%s): %s", t.parser.p.line, in.invalid, in.sample)
 		}
 		s.lastText = in.sample
 		return false, false
@@ -417,8 +406,8 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 			end = true
 		}
 	}
-	if s.format == FormatAuto && t.parser.format != FormatAuto {
-		s.format = t.parser.format
+	if s.format == FormatAuto && t.parser.Format != FormatAuto {
+		s.format = t.parser.Format
 	}
 	req := t.spec.RequirePermissionMode
 	if req != "" && s.format == FormatCodex {
@@ -427,13 +416,6 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	}
 	if in.init {
 		s.sawInit = true
-		e := in.events[0]
-		if e.SessionID != "" {
-			s.sessionID = e.SessionID
-		}
-		if e.Model != "" {
-			s.model = e.Model
-		}
 		if in.hasPerm {
 			s.permMode = in.permMode
 		}
@@ -449,13 +431,10 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	if in.usage != nil {
 		s.lastUsage = in.usage
 	}
+	final := false
 	for i := range in.events {
 		e := &in.events[i]
-		// Error messages Claude Code makes up itself carry the model
-		// "<synthetic>": keep the session's real one.
-		if e.Model != "" && e.Kind != KindInit && e.Model != "<synthetic>" {
-			s.model = e.Model
-		}
+		s.tl.Add(e)
 		switch e.Kind {
 		case KindText:
 			s.lastText = e.Text
@@ -464,21 +443,16 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 				s.permWhy = "permission mode " + req + " was required, but the agent called a tool before reporting its mode"
 				setEnd(FinalizedByPermissionMode)
 			}
-			t.openTool(e, now)
 			moved = true
 		case KindToolResult:
-			t.closeTool(e, now)
 			moved = true
+		case KindResult:
+			final = e.Final
 		}
 	}
 	if in.bgSet {
-		s.bg = append(s.bg[:0], in.bg...)
+		s.bg = append(s.bg[:0], t.parser.p.bg...)
 		moved = true
-	}
-	for _, e := range in.errs {
-		if len(s.errs) < 20 {
-			s.errs = append(s.errs, clip(e, 1024))
-		}
 	}
 	if in.authFailed {
 		s.authLine = "the stream reports authentication_failed"
@@ -490,9 +464,6 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	if r := in.result; r != nil {
 		s.segments++
 		s.lastResult = r
-		if r.sessionID != "" {
-			s.sessionID = r.sessionID
-		}
 		if r.hasCost {
 			s.cost = r.cost
 		}
@@ -511,57 +482,11 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 			s.permWhy = "permission mode " + req + " was required, but the agent ended a turn without reporting its mode"
 			setEnd(FinalizedByPermissionMode)
 		}
-		final := r.codex || len(s.bg) == 0
-		for i := range in.events {
-			if in.events[i].Kind == KindResult {
-				in.events[i].Final = final
-			}
-		}
 		if final {
 			setEnd(FinalizedByResult)
 		}
 	}
 	return end, moved
-}
-
-func (t *Turn) openTool(e *Event, now time.Time) {
-	s := &t.st
-	if _, dup := s.open[e.ToolID]; dup {
-		return
-	}
-	o := &openTool{name: e.ToolName, parent: e.ParentToolID, start: now, limit: t.spec.toolLimit(e.ToolName), idx: -1}
-	if len(s.tools) < DefaultMaxTools {
-		o.idx = len(s.tools)
-		s.tools = append(s.tools, ToolCall{ID: e.ToolID, Name: e.ToolName, ParentID: e.ParentToolID, Start: now, Open: true, StallLimitMS: ms(o.limit)})
-	} else {
-		s.toolsDropped++
-	}
-	s.open[e.ToolID] = o
-}
-
-func (t *Turn) closeTool(e *Event, now time.Time) {
-	s := &t.st
-	o, ok := s.open[e.ToolID]
-	if !ok {
-		// A result for a call never seen open (Codex reports some items
-		// only when completed): record it as instantaneous.
-		if len(s.tools) < DefaultMaxTools {
-			s.tools = append(s.tools, ToolCall{ID: e.ToolID, Name: e.ToolName, ParentID: e.ParentToolID, Start: now, Error: e.IsError})
-		} else {
-			s.toolsDropped++
-		}
-		return
-	}
-	delete(s.open, e.ToolID)
-	if e.ToolName == "" {
-		e.ToolName = o.name
-	}
-	if o.idx >= 0 {
-		tc := &s.tools[o.idx]
-		tc.Open = false
-		tc.Error = e.IsError
-		tc.DurationMS = ms(now.Sub(o.start))
-	}
 }
 
 // deadline returns the earliest moment a watchdog could fire. Called with
@@ -576,12 +501,10 @@ func (t *Turn) deadline() time.Time {
 	if t.spec.Timeout > 0 {
 		earlier(t.start.Add(t.spec.Timeout))
 	}
-	for _, o := range t.st.open {
-		if o.limit > 0 {
-			earlier(o.start.Add(o.limit))
-		}
+	if d := t.st.tl.nextStall(); !d.IsZero() {
+		earlier(d)
 	}
-	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && len(t.st.open) == 0 && len(t.st.bg) == 0 {
+	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		earlier(time.Unix(0, t.lastOut.Load()).Add(idle))
 	}
 	return d
@@ -590,21 +513,12 @@ func (t *Turn) deadline() time.Time {
 // expired reports which watchdog has fired at now, if any: stall first,
 // then idle, then the budget. Called with t.mu held.
 func (t *Turn) expired(now time.Time) FinalizedBy {
-	var worst *openTool
-	var worstID string
-	for id, o := range t.st.open {
-		if o.limit > 0 && !now.Before(o.start.Add(o.limit)) {
-			if worst == nil || o.start.Before(worst.start) {
-				worst, worstID = o, id
-			}
-		}
-	}
-	if worst != nil {
-		t.st.stalled = &ToolCall{ID: worstID, Name: worst.name, ParentID: worst.parent, Start: worst.start,
-			DurationMS: ms(now.Sub(worst.start)), Open: true, StallLimitMS: ms(worst.limit)}
+	if c := t.st.tl.stalled(now); c != nil {
+		c.Detail = t.red.redactString(c.Detail)
+		t.st.stalled = c
 		return FinalizedByStall
 	}
-	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && len(t.st.open) == 0 && len(t.st.bg) == 0 {
+	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		if !now.Before(time.Unix(0, t.lastOut.Load()).Add(idle)) {
 			return FinalizedByIdle
 		}
@@ -782,8 +696,8 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	r := &Result{
 		FinalizedBy:      by,
 		Format:           s.format,
-		SessionID:        s.sessionID,
-		Model:            s.model,
+		SessionID:        s.tl.SessionID(),
+		Model:            s.tl.Model(),
 		PermissionMode:   s.permMode,
 		NumTurns:         s.numTurns,
 		CostUSD:          s.cost,
@@ -791,7 +705,7 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 		LastCallUsage:    s.lastUsage,
 		ModelUsage:       s.modelUsage,
 		Segments:         s.segments,
-		ToolsDropped:     s.toolsDropped,
+		ToolsDropped:     s.tl.ToolsDropped(),
 		StalledTool:      s.stalled,
 		Events:           s.events,
 		Lines:            s.lines,
@@ -804,17 +718,18 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 		Start:            t.start,
 		Duration:         end.Sub(t.start),
 		TranscriptPath:   t.spec.TranscriptPath,
-		AgentErrors:      append([]string(nil), s.errs...),
+		AgentErrors:      s.tl.Errors(),
 	}
 	r.DurationMS = ms(r.Duration)
 	if r.Usage == nil && s.lastUsage != nil {
 		r.Usage = s.lastUsage
 	}
-	r.Tools = append([]ToolCall{}, s.tools...)
+	r.Tools = s.tl.Tools(end)
 	for i := range r.Tools {
-		if r.Tools[i].Open {
-			r.Tools[i].DurationMS = ms(end.Sub(r.Tools[i].Start))
-		}
+		// The inputs and outputs of tools may hold secrets the agent was
+		// given; the Result is stored and printed.
+		c := &r.Tools[i]
+		c.Detail, c.ErrorText = t.red.redactString(c.Detail), t.red.redactString(c.ErrorText)
 	}
 	switch {
 	case s.hasAnswer:
@@ -841,7 +756,7 @@ func (t *Turn) outcome(by FinalizedBy, r *Result) *outcome {
 	o := &outcome{
 		by:        by,
 		result:    t.st.lastResult,
-		errs:      t.st.errs,
+		errs:      t.st.tl.errors,
 		authLine:  t.st.authLine,
 		permWhy:   t.st.permWhy,
 		stalled:   t.st.stalled,

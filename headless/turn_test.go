@@ -108,7 +108,7 @@ func TestTurnSucceedsAndSalvagesTheStream(t *testing.T) {
 	if r.LastCallUsage == nil || r.LastCallUsage.OutputTokens != 30 {
 		t.Errorf("last call usage %+v", r.LastCallUsage)
 	}
-	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].ID != "toolu_1" || r.Tools[0].Open {
+	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].ID != "toolu_1" || r.Tools[0].Open || r.Tools[0].Detail != "ls" {
 		t.Errorf("tools %+v", r.Tools)
 	}
 	if r.ParseErrors != 0 || r.Events < 6 {
@@ -194,7 +194,7 @@ func TestStallWatchdogEndsHungMCPCall(t *testing.T) {
 	r := wait(t, turn)
 	expect(t, r, corral.StatusFailed, corral.ErrorStall, headless.FinalizedByStall)
 	st := r.StalledTool
-	if st == nil || st.ID != "toolu_mcp" || st.Name != "mcp__slack__post_message" || !st.Open {
+	if st == nil || st.ID != "toolu_mcp" || st.Name != "mcp__slack__post_message" || !st.Open || st.Detail != `{"channel":"#x"}` {
 		t.Fatalf("stalled tool %+v", st)
 	}
 	if st.DurationMS < 300 || st.StallLimitMS != 300 {
