@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/web/internal/timeline"
 )
 
 var t0 = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
@@ -64,18 +64,21 @@ func TestChartStacksOutcomesPerIntervalAndPlotsDurations(t *testing.T) {
 }
 
 func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
-	var b timeline.Builder
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	b.Add(at(0), []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"1","name":"Bash","input":{"command":"ls"}}]}}`))
-	b.Add(at(time.Second), []byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"1","is_error":true,"content":"boom"}]}}`))
-	b.Add(at(2*time.Second), []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"2","name":"mcp__jira__search","input":{}}]}}`))
-	b.Add(at(3*time.Second), []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"3","name":"Read","input":{}}]}}`))
-	tl := b.Timeline()
+	// The stall limits are the agent's, as the service gives them.
+	timeline := func(a *service.Agent) *headless.Timeline {
+		l := newStreamLog(a)
+		l.add(at(0), `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"1","name":"Bash","input":{"command":"ls"}}]}}`)
+		l.add(at(time.Second), `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"1","is_error":true,"content":"boom"}]}}`)
+		l.add(at(2*time.Second), `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"2","name":"mcp__jira__search","input":{}}]}}`)
+		l.add(at(3*time.Second), `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"3","name":"Read","input":{}}]}}`)
+		return &l.tl
+	}
 	agent := &service.Agent{StallTimeout: service.Duration(5 * time.Second)}
-	u := &UI{}
+	tl := timeline(agent)
 	states := func(v *execView) string {
 		var s []string
-		for _, c := range u.calls(v) {
+		for _, c := range calls(v) {
 			s = append(s, c.State)
 		}
 		return strings.Join(s, " ")
@@ -93,12 +96,15 @@ func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
 	if got := states(stalled); got != "error stalled stalled" {
 		t.Fatalf("turn failed with a stall: %s", got)
 	}
-	cancelled := &execView{E: &service.Execution{Status: corral.StatusCancelled, FinishedAt: &fin}, Agent: &service.Agent{}, Timeline: tl, Now: at(time.Hour)}
+	cancelled := &execView{E: &service.Execution{Status: corral.StatusCancelled, FinishedAt: &fin}, Agent: &service.Agent{}, Timeline: timeline(&service.Agent{}), Now: at(time.Hour)}
 	if got := states(cancelled); got != "error unfinished unfinished" {
 		t.Fatalf("cancelled turn: %s", got)
 	}
-	if c := u.calls(cancelled)[1]; c.Dur != 8*time.Second || c.Limit != 30*time.Minute {
+	if c := calls(cancelled)[1]; c.Dur != 8*time.Second || c.Limit != 30*time.Minute {
 		t.Fatalf("duration %v limit %v: an open call lasts until the run ended; MCP's default limit applies", c.Dur, c.Limit)
+	}
+	if c := calls(cancelled)[0]; c.ErrorText != "boom" || c.Detail != "ls" || c.Dur != time.Second {
+		t.Fatalf("failed call %+v", c.ToolCall)
 	}
 }
 

@@ -10,7 +10,10 @@
 // the final answer, cost, turns and session id; exit status, containment
 // tier, processes killed; cancel, retry, full log download), schedules
 // (enable, disable, trigger now, next fire times) and a chart of runs and
-// durations over time, drawn as inline SVG on the server.
+// durations over time, drawn as inline SVG on the server. A headless
+// turn's page reads the stream lines the service logged with
+// headless.Parser and headless.Timeline, the code that built the turn's own
+// result.
 //
 // The pages are rendered on the server with html/template; a small
 // script (no build step, no framework) makes them live. Templates, style

@@ -14,7 +14,6 @@ import (
 	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/web/internal/timeline"
 )
 
 // pageSize is the number of executions per page of the list.
@@ -225,7 +224,7 @@ type execView struct {
 	Agent    *service.Agent // nil if deleted
 	Headless bool
 	Now      time.Time
-	Timeline *timeline.Timeline
+	Timeline *headless.Timeline
 	Calls    []callView
 	// Lines are the last records of the log, rendered; Omitted counts
 	// the earlier ones not shown; LastSeq is the last record's number.
@@ -254,7 +253,7 @@ func (v *execView) Duration() time.Duration {
 
 // callView is one row of the tool-call timeline.
 type callView struct {
-	*timeline.Call
+	headless.ToolCall
 	N        int
 	Offset   time.Duration // from the first call
 	Dur      time.Duration
@@ -279,7 +278,7 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 		v.Agent = a
 		v.Headless = a.Kind == store.KindHeadless
 	}
-	var b timeline.Builder
+	log := newStreamLog(v.Agent)
 	ring := make([]logLine, 0, 64)
 	_, err = u.svc.Replay(ctx, id, 0, func(seq int, raw []byte) error {
 		var rec service.LogRecord
@@ -289,7 +288,7 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 		v.LastSeq = seq
 		if rec.Stream == "event" {
 			v.Headless = true
-			b.Add(rec.Time, []byte(rec.Text))
+			log.add(rec.Time, rec.Text)
 		}
 		if withLog {
 			if len(ring) == maxLines {
@@ -306,8 +305,8 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 	}
 	v.Lines = ring
 	if v.Headless {
-		v.Timeline = b.Timeline()
-		v.Calls = u.calls(v)
+		v.Timeline = &log.tl
+		v.Calls = calls(v)
 	}
 	return v, nil
 }
@@ -315,32 +314,31 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 // calls lays out the timeline and decides what to highlight: errors,
 // calls open past their stall limit or left open by a stalled turn
 // (stalled), calls left open by a turn that ended otherwise (unfinished).
-func (u *UI) calls(v *execView) []callView {
-	tl := v.Timeline
-	if len(tl.Calls) == 0 {
-		return nil
-	}
+func calls(v *execView) []callView {
 	end := v.Now
 	if v.E.FinishedAt != nil {
 		end = *v.E.FinishedAt
 	}
-	start := tl.Calls[0].Start
+	tools := v.Timeline.Tools(end)
+	if len(tools) == 0 {
+		return nil
+	}
+	start := tools[0].Start
 	span := end.Sub(start)
-	for _, c := range tl.Calls {
-		if !c.Open() && c.End.Sub(start) > span {
-			span = c.End.Sub(start)
-		}
+	for _, c := range tools {
+		span = max(span, c.Start.Add(c.Duration()).Sub(start))
 	}
 	span = max(span, time.Millisecond)
-	out := make([]callView, 0, len(tl.Calls))
-	for i, c := range tl.Calls {
-		cv := callView{Call: c, N: i + 1, Offset: c.Start.Sub(start), Dur: c.Duration(end), Limit: stallLimit(v.Agent, c.Name), Subagent: c.ParentID != ""}
+	out := make([]callView, 0, len(tools))
+	for i, c := range tools {
+		cv := callView{ToolCall: c, N: i + 1, Offset: c.Start.Sub(start), Dur: c.Duration(),
+			Limit: c.StallLimit(), Subagent: c.ParentID != ""}
 		switch {
 		case c.Error:
 			cv.State = "error"
-		case !c.Open():
+		case !c.Open:
 			cv.State = "ok"
-		case v.E.ErrorType == corral.ErrorStall, cv.Limit > 0 && cv.Dur >= cv.Limit:
+		case v.E.ErrorType == corral.ErrorStall, c.Stalled():
 			cv.State = "stalled"
 		case v.E.Status.Terminal():
 			cv.State = "unfinished"
@@ -355,22 +353,6 @@ func (u *UI) calls(v *execView) []callView {
 		out = append(out, cv)
 	}
 	return out
-}
-
-// stallLimit is the stall limit the service gives a tool: MCP tools get
-// the agent's stall timeout (headless.DefaultStallTimeout when zero),
-// others none.
-func stallLimit(a *service.Agent, tool string) time.Duration {
-	if !strings.HasPrefix(tool, "mcp__") {
-		return 0
-	}
-	if a == nil || a.StallTimeout == 0 {
-		return headless.DefaultStallTimeout
-	}
-	if a.StallTimeout < 0 {
-		return 0
-	}
-	return a.StallTimeout.D()
 }
 
 func (u *UI) executionPage(w http.ResponseWriter, r *http.Request, p *page) {
