@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -21,8 +22,10 @@ import (
 // own, held by one of the Linux tiers.
 type linuxChild struct {
 	pid    int
-	start  uint64
-	pidfd  *os.File // pollable; readable once the process exits
+	tid    int           // the thread that forked the main process; its orphans go there
+	empty  bool          // the main process exited and nothing of the tree is left
+	start  func() uint64 // start time of the main process, read on first use
+	pidfd  *os.File      // pollable; readable once the process exits
 	exit   chan struct{}
 	tree   tree
 	tier   corral.Containment
@@ -99,9 +102,14 @@ func spawn(a *spawnAttr) (child, error) {
 		return nil, err
 	}
 	c.pid = pid
-	if st, err := procfs.ReadStat(pid); err == nil {
-		c.start = st.Start
-	}
+	c.start = sync.OnceValue(func() uint64 {
+		// Readable while the main process is unreaped, that is while
+		// the run lasts.
+		if st, err := procfs.ReadStat(pid); err == nil {
+			return st.Start
+		}
+		return 0
+	})
 	if pidfd >= 0 {
 		if err := unix.SetNonblock(pidfd, true); err == nil {
 			c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
@@ -232,7 +240,7 @@ func waitid(idtype, id int, info *siginfo, options int) error {
 }
 
 func (c *linuxChild) handle() Handle {
-	return Handle{Pid: c.pid, StartTicks: c.start, Cgroup: c.tree.cgroupPath(), Containment: c.tier}
+	return Handle{Pid: c.pid, StartTicks: c.start(), Cgroup: c.tree.cgroupPath(), Containment: c.tier}
 }
 
 func (c *linuxChild) note() string            { return c.why }
@@ -272,9 +280,11 @@ func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
 func (c *linuxChild) alive() int {
 	select {
 	case <-c.exit:
-		if c.tier == corral.ContainmentSubreaper && !reaper.HasUnownedChildren() {
+		if c.tier == corral.ContainmentSubreaper && len(reaper.Orphans()) == 0 {
 			// Everything left of the tree would hang below a child of
-			// ours; there is none, so nothing is left. No /proc scan.
+			// ours; there is none, so nothing is left, nor can anything
+			// appear any more. No /proc scan, and nothing to reap later.
+			c.empty = true
 			return 0
 		}
 	default:
@@ -339,7 +349,9 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
-	if kids := reaper.UnownedChildren(); len(kids) > 0 {
+	if c.empty {
+		// alive saw the tree gone with no orphan to reap.
+	} else if kids := reaper.Orphans(); len(kids) > 0 {
 		// Orphans came to us: reap the tree's, waiting (bounded) for those
 		// still on their way out when the tree is meant to be gone.
 		if !detach {
@@ -383,6 +395,6 @@ func (c *linuxChild) settle(kids []int, deadline time.Time) {
 			return
 		}
 		time.Sleep(time.Millisecond)
-		kids = reaper.UnownedChildren()
+		kids = reaper.Orphans()
 	}
 }

@@ -10,6 +10,9 @@ import (
 // selects from parent, then add on top, later entries winning. Entries
 // without "=" are ignored.
 func buildEnv(mode corral.EnvMode, allow, add, parent []string) []string {
+	if mode == corral.EnvInherit && len(add) == 0 {
+		return parent // already the caller's own copy
+	}
 	var base []string
 	switch mode {
 	case corral.EnvClean:

@@ -346,7 +346,11 @@ func (p *Process) addKilled(keys []procKey) {
 // then stops them. Pipes whose writers are all gone end sooner, at EOF.
 func (p *Process) drain(deadline time.Time) {
 	for _, s := range p.streams {
-		s.r.SetReadDeadline(deadline)
+		select {
+		case <-s.done: // at EOF already
+		default:
+			s.r.SetReadDeadline(deadline)
+		}
 	}
 	for _, s := range p.streams {
 		<-s.done

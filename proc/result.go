@@ -85,8 +85,9 @@ func (r *Result) Status() string {
 }
 
 // Handle identifies a running tree durably enough to find and kill it
-// after the supervisor itself died: record it when a run starts, and pass
-// it to Reclaim after a restart.
+// after the supervisor itself died: record it when a run starts (the start
+// time is read on the first call to Process.Handle while the run lasts),
+// and pass it to Reclaim after a restart.
 type Handle struct {
 	// Pid and StartTicks name the main process (start time in clock ticks
 	// after boot, on Linux), which also leads the tree's session and group.

@@ -112,8 +112,9 @@ func (t *pgroupTree) cgroupPath() string { return "" }
 // these ties (new session, new group, parent gone) is attributed to the run
 // when it is the only subreaper run of this process.
 type reapTree struct {
-	main  int
-	start uint64
+	main    int
+	startFn func() uint64 // the main process's start time, read when first needed
+	start   uint64        // set by ensure
 
 	mu    sync.Mutex
 	known map[int]uint64 // pid → start time
@@ -125,12 +126,12 @@ var (
 	reapRuns   = map[*reapTree]struct{}{}
 )
 
-func newReapTree(main int, start uint64) *reapTree {
+func newReapTree(main int, start func() uint64) *reapTree {
 	t := &reapTree{
-		main:  main,
-		start: start,
-		known: map[int]uint64{main: start},
-		pgids: map[int]bool{main: true},
+		main:    main,
+		startFn: start,
+		known:   map[int]uint64{},
+		pgids:   map[int]bool{main: true},
 	}
 	reapRunsMu.Lock()
 	reapRuns[t] = struct{}{}
@@ -143,6 +144,16 @@ func soleReapRun(t *reapTree) bool {
 	defer reapRunsMu.Unlock()
 	_, ok := reapRuns[t]
 	return ok && len(reapRuns) == 1
+}
+
+// ensure learns the main process's start time, on the first look at the
+// tree: most runs end without anyone needing it. Callers hold t.mu.
+func (t *reapTree) ensure() {
+	if t.startFn != nil {
+		t.start = t.startFn()
+		t.known[t.main] = t.start
+		t.startFn = nil
+	}
 }
 
 // belongs decides membership of st given the stats of all processes.
@@ -218,6 +229,7 @@ func (t *reapTree) scan() (live []procfs.Stat, dead map[int]bool) {
 	sole := soleReapRun(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.ensure()
 	// Membership spreads from parent to child; repeat until it settles.
 	in := map[int]bool{}
 	for changed := true; changed; {
@@ -309,6 +321,7 @@ func (t *reapTree) claim(z *reaper.Zombie) bool {
 	sole := soleReapRun(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.ensure()
 	return t.belongs(z.Stat, nil, os.Getpid(), sole)
 }
 

@@ -11,11 +11,13 @@ package reaper
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -58,8 +60,6 @@ var (
 	claims  = map[int]entry{}
 	nextID  int
 	running bool
-	stop    chan struct{}
-	done    chan struct{}
 )
 
 // Enable makes this process a child subreaper (PR_SET_CHILD_SUBREAPER),
@@ -129,8 +129,7 @@ func add(e entry) int {
 	claims[nextID] = e
 	if !running {
 		running = true
-		stop, done = make(chan struct{}), make(chan struct{})
-		go loop(stop, done)
+		go loop()
 	}
 	return nextID
 }
@@ -138,36 +137,18 @@ func add(e entry) int {
 func remove(id int) {
 	mu.Lock()
 	delete(claims, id)
-	var s, d chan struct{}
-	if len(claims) == 0 && running {
-		running = false
-		s, d = stop, done
-	}
 	mu.Unlock()
-	if s != nil {
-		close(s)
-		<-d
-	}
 }
 
-// expire removes the claims whose finished func reports true. It runs on
-// the reaping goroutine, so it must not wait for that goroutine to stop.
+// expire removes the claims whose finished func reports true.
 func expire() {
 	mu.Lock()
-	var ids []int
+	defer mu.Unlock()
 	for id, e := range claims {
 		if e.finished != nil && e.finished() {
-			ids = append(ids, id)
+			delete(claims, id)
 		}
 	}
-	for _, id := range ids {
-		delete(claims, id)
-	}
-	if len(claims) == 0 && running {
-		running = false
-		close(stop)
-	}
-	mu.Unlock()
 }
 
 // sigchld receives SIGCHLD for the whole life of the process once the
@@ -179,36 +160,69 @@ var sigchld = sync.OnceValue(func() chan os.Signal {
 	return ch
 })
 
-func loop(stop, done chan struct{}) {
-	defer close(done)
+// loop reaps claimed zombies as SIGCHLDs arrive, while claims exist. It
+// lingers for a moment after the last claim goes, so that a supervisor
+// running one command after another keeps one goroutine rather than
+// starting one per run; it is gone within two lingers of the last claim.
+func loop() {
 	ch := sigchld()
+	idle := time.NewTimer(linger)
+	defer idle.Stop()
 	// Passes are spaced by passInterval: every run's own exit raises a
 	// SIGCHLD, and a pass per exit would cost more than the runs. An orphan
 	// that dies mid-run waits at most that long; a run's last orphans are
 	// reaped by the run itself before it returns.
 	var last time.Time
+	var next <-chan time.Time // a pass is due
 	for {
 		select {
-		case <-stop:
-			return
-		case <-ch:
-			if wait := passInterval - time.Since(last); wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-stop:
-					t.Stop()
-					return
-				case <-t.C:
-				}
+		case <-idle.C:
+			mu.Lock()
+			if len(claims) == 0 {
+				running = false
+				mu.Unlock()
+				return
 			}
-			last = time.Now()
-			Reap(nil)
-			expire()
+			mu.Unlock()
+			idle.Reset(linger)
+			continue
+		case <-ch:
+			if next != nil {
+				continue // already due
+			}
+			if wait := passInterval - time.Since(last); wait > 0 {
+				next = time.After(wait)
+				continue
+			}
+		case <-next:
+			next = nil
 		}
+		last = time.Now()
+		if anyZombie() {
+			Reap(nil)
+		}
+		expire()
 	}
 }
 
-const passInterval = 50 * time.Millisecond
+const linger = 100 * time.Millisecond
+
+const passInterval = time.Second
+
+// anyZombie reports whether this process has a zombie child at all, with
+// one waitid that reaps nothing; most SIGCHLDs are runs' own main processes,
+// already reaped by their runs when the reaper looks.
+func anyZombie() bool {
+	var info [128]byte // siginfo_t
+	_, _, e := unix.Syscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&info[0])),
+		unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, 0, 0)
+	if e != 0 {
+		return e != unix.ECHILD
+	}
+	// si_pid (after si_signo, si_errno, si_code and padding) is zero when
+	// no child is waitable.
+	return *(*int32)(unsafe.Pointer(&info[16])) != 0
+}
 
 // ReapChildren is Reap over a list of child pids already read.
 func ReapChildren(pids []int, extra Claim) int {
@@ -322,14 +336,35 @@ func childPidsFast() ([]int, error) {
 	return out, nil
 }
 
-// HasUnownedChildren reports whether this process has a child, live or
-// zombie, that is not marked with Own. A supervisor that is a subreaper and
-// has none knows that no run of its has a process left other than its main
-// processes: when a process dies its children go to the nearest subreaper
-// among its ancestors, so every surviving piece of a tree hangs below a
-// child of the supervisor.
-func HasUnownedChildren() bool {
-	return len(UnownedChildren()) > 0
+// Orphans returns the unowned children listed under this process's main
+// thread. Every orphan handed to this process lands there: the kernel gives
+// an orphan to the first live thread of the subreaper's thread group, which
+// is the main thread while it lives (and a Go program's main thread lives
+// as long as the program). Reading that one list costs a fraction of
+// reading every thread's. When the list cannot be read it falls back to
+// UnownedChildren.
+func Orphans() []int {
+	f, err := os.Open("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children")
+	if err != nil {
+		return UnownedChildren()
+	}
+	var buf [4096]byte
+	n, err := f.Read(buf[:])
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) || n == len(buf) {
+		return UnownedChildren()
+	}
+	var out []int
+	mu.Lock()
+	for _, fl := range bytes.Fields(buf[:n]) {
+		if pid, err := strconv.Atoi(string(fl)); err == nil {
+			if _, ok := owned[pid]; !ok {
+				out = append(out, pid)
+			}
+		}
+	}
+	mu.Unlock()
+	return out
 }
 
 // UnownedChildren returns the children of this process, live or zombie,
