@@ -41,7 +41,8 @@ func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
 			return nil, nil, fmt.Errorf("proc: creating spill file: %w", err)
 		}
 	}
-	// Fd puts the child's end back in blocking mode, as the child expects.
+	// The child expects a blocking descriptor; Fd makes sure of it on every
+	// platform (outputPipe already made it so on Unix).
 	cw.Fd()
 	return s, cw, nil
 }
