@@ -33,11 +33,12 @@ import (
 
 func main() {
 	parts := map[string]func(){
+		"spawn":      spawn,
 		"overshoot":  overshoot,
 		"capture":    capture,
 		"concurrent": concurrent,
 	}
-	order := []string{"overshoot", "capture", "concurrent"}
+	order := []string{"spawn", "overshoot", "capture", "concurrent"}
 	if len(os.Args) > 1 {
 		order = os.Args[1:]
 	}
@@ -45,11 +46,54 @@ func main() {
 	for _, p := range order {
 		f, ok := parts[p]
 		if !ok {
-			fmt.Fprintf(os.Stderr, "unknown part %q (want overshoot, capture or concurrent)\n", p)
+			fmt.Fprintf(os.Stderr, "unknown part %q (want spawn, overshoot, capture or concurrent)\n", p)
 			os.Exit(2)
 		}
 		f()
 	}
+}
+
+// ---- spawn -------------------------------------------------------------
+
+// spawn times Run of /bin/true under each tier against os/exec, the runs
+// interleaved so that a change of load hits them all alike, and compares
+// medians.
+func spawn() {
+	const n = 2000
+	type runner struct {
+		name string
+		run  func()
+	}
+	runners := []runner{{"os/exec `exec.Command(\"/bin/true\").Run()`", func() { exec.Command("/bin/true").Run() }}}
+	tiers := []corral.Containment{corral.ContainmentSubreaper, corral.ContainmentProcessGroup}
+	if _, err := cgroup.Detect(); err == nil {
+		tiers = append([]corral.Containment{corral.ContainmentCgroup}, tiers...)
+	}
+	for _, tier := range tiers {
+		spec := &proc.Spec{Args: []string{"/bin/true"}, Containment: tier}
+		runners = append(runners, runner{"corral `proc.Run`, " + string(tier), func() { proc.Run(context.Background(), spec) }})
+	}
+	times := make([][]time.Duration, len(runners))
+	for i := 0; i < n; i++ {
+		for j, r := range runners {
+			t0 := time.Now()
+			r.run()
+			times[j] = append(times[j], time.Since(t0))
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[len(d)/2]
+	}
+	base := median(times[0])
+	fmt.Printf("## Spawn overhead: /bin/true, %d runs each, interleaved\n\n", n)
+	fmt.Println("| | median | ratio to os/exec |")
+	fmt.Println("|---|---|---|")
+	for j, r := range runners {
+		m := median(times[j])
+		fmt.Printf("| %s | %.0f µs | %.2f |\n", r.name, float64(m.Microseconds()), float64(m)/float64(base))
+	}
+	fmt.Println()
 }
 
 // ---- overshoot ---------------------------------------------------------
