@@ -354,8 +354,10 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	} else if kids := reaper.Orphans(); len(kids) > 0 {
 		// Orphans came to us: reap the tree's, waiting (bounded) for those
 		// still on their way out when the tree is meant to be gone.
-		if !detach {
-			c.settle(kids, time.Now().Add(250*time.Millisecond))
+		if !detach && c.settle(kids, time.Now().Add(250*time.Millisecond)) {
+			// A starved machine has not finished their exits yet: the
+			// reaper takes them when they are done.
+			reaper.RegisterUntil(c.tree.claim, func() bool { return !c.claimedOrphans() })
 		}
 		reaper.Reap(c.tree.claim)
 	}
@@ -372,9 +374,11 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 // its children to us; so once the tree is gone, wait until no child of ours
 // that belongs to it is still on its way out, reaping as they arrive. The
 // wait is a few microseconds unless the machine is badly loaded, and bounded.
-func (c *linuxChild) settle(kids []int, deadline time.Time) {
+//
+// It reports whether some are still on their way out at the deadline.
+func (c *linuxChild) settle(kids []int, deadline time.Time) (pending bool) {
 	for {
-		pending := false
+		pending = false
 		for _, pid := range kids {
 			st, err := procfs.ReadStat(pid)
 			if err != nil {
@@ -388,13 +392,29 @@ func (c *linuxChild) settle(kids []int, deadline time.Time) {
 				pending = true
 				continue
 			}
+			// A multithreaded process shows as a zombie as soon as its
+			// main thread is done, but cannot be reaped before its other
+			// threads are: wait4 then answers 0.
 			var ws unix.WaitStatus
-			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == 0 {
+				pending = true
+			}
 		}
 		if !pending || !time.Now().Before(deadline) {
-			return
+			return pending
 		}
 		time.Sleep(time.Millisecond)
 		kids = reaper.Orphans()
 	}
+}
+
+// claimedOrphans reports whether a child of ours, live or zombie, belongs
+// to the tree.
+func (c *linuxChild) claimedOrphans() bool {
+	for _, pid := range reaper.Orphans() {
+		if st, err := procfs.ReadStat(pid); err == nil && c.tree.claim(&reaper.Zombie{Stat: st}) {
+			return true
+		}
+	}
+	return false
 }

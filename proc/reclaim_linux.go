@@ -65,11 +65,13 @@ func reclaim(ctx context.Context, h Handle) (int, error) {
 	return len(killed), nil
 }
 
-// anyAlive reports whether a process of set still exists and is not a
-// zombie.
+// anyAlive reports whether a process of set still runs, or is a zombie
+// child of ours not reaped yet (a multithreaded process is a zombie before
+// it can be reaped).
 func anyAlive(set map[procKey]bool) bool {
+	self := os.Getpid()
 	for k := range set {
-		if st, err := procfs.ReadStat(k.pid); err == nil && st.Start == k.start && !st.Zombie() {
+		if st, err := procfs.ReadStat(k.pid); err == nil && st.Start == k.start && (!st.Zombie() || st.PPid == self) {
 			return true
 		}
 	}

@@ -114,11 +114,11 @@ type stdinCopier struct {
 func openStdin(r io.Reader) (f *os.File, owned bool, c *stdinCopier, err error) {
 	switch r := r.(type) {
 	case nil:
-		null, err := devNull()
+		null, err := os.Open(os.DevNull)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("proc: opening %s: %w", os.DevNull, err)
 		}
-		return null, false, nil, nil
+		return null, true, nil, nil
 	case *os.File:
 		return r, false, nil, nil
 	}
@@ -148,7 +148,3 @@ func (c *stdinCopier) abandon() {
 	}
 	c.once.Do(func() { c.w.Close() })
 }
-
-// devNull is the null device, opened once and shared by every run as its
-// stdin: the child gets its own copy of the descriptor at start.
-var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -35,10 +36,12 @@ type Zombie struct {
 	cgroupd bool
 }
 
-// Cgroup returns the cgroup v2 path the zombie exited in, read once.
+// Cgroup returns the cgroup v2 path the zombie exited in, read once. A
+// cgroup removed since is reported by its path all the same.
 func (z *Zombie) Cgroup() string {
 	if !z.cgroupd {
-		z.cgroup, _ = procfs.Cgroup2(z.Pid)
+		cg, _ := procfs.Cgroup2(z.Pid)
+		z.cgroup = strings.TrimSuffix(cg, " (deleted)")
 		z.cgroupd = true
 	}
 	return z.cgroup
@@ -140,13 +143,22 @@ func remove(id int) {
 	mu.Unlock()
 }
 
-// expire removes the claims whose finished func reports true.
+// expire removes the claims whose finished func reports true. The funcs
+// run without the lock: they may ask the reaper about children.
 func expire() {
 	mu.Lock()
-	defer mu.Unlock()
+	check := map[int]func() bool{}
 	for id, e := range claims {
-		if e.finished != nil && e.finished() {
+		if e.finished != nil {
+			check[id] = e.finished
+		}
+	}
+	mu.Unlock()
+	for id, finished := range check {
+		if finished() {
+			mu.Lock()
 			delete(claims, id)
+			mu.Unlock()
 		}
 	}
 }

@@ -63,7 +63,9 @@ func killTaggedOnce(tag string) int {
 			}
 			if st.PPid == self {
 				var ws unix.WaitStatus
-				unix.Wait4(v.Pid, &ws, unix.WNOHANG, nil)
+				if got, _ := unix.Wait4(v.Pid, &ws, unix.WNOHANG, nil); got == 0 {
+					return false // a multithreaded zombie still exiting
+				}
 			}
 		}
 		return true
