@@ -448,6 +448,8 @@ func TestInvalidInputIsRefusedWithAClearError(t *testing.T) {
 // reports its session, leaves a background child holding its stdout, and
 // ends its turn with a result line, then lingers.
 const fakeAgent = `echo '{"type":"system","subtype":"init","session_id":"sess-1","permissionMode":"default"}'
+echo '{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"looking around"},{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}]}}'
+echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"tu1","content":"ok"}]}}'
 sleep 300 &
 echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"did $1\",\"num_turns\":3,\"total_cost_usd\":0.25,\"session_id\":\"sess-1\",\"usage\":{\"input_tokens\":5,\"output_tokens\":7}}"
 sleep 300`
@@ -471,6 +473,16 @@ func TestHeadlessTurnEndsOnItsResultAndFreesTheSlot(t *testing.T) {
 		log, _ := readFile(e.LogPath)
 		if !strings.Contains(log, `"stream":"event"`) || !strings.Contains(log, "did the thing") {
 			t.Fatalf("events not logged:\n%s", log)
+		}
+		// Each stream line is logged once, however many events it makes.
+		if n := strings.Count(log, `\"subtype\":\"init\"`); n != 1 {
+			t.Fatalf("the init line is logged %d times:\n%s", n, log)
+		}
+		if n := strings.Count(log, "looking around"); n != 1 {
+			t.Fatalf("a line of two events is logged %d times:\n%s", n, log)
+		}
+		if n := strings.Count(log, "did the thing"); n != 1 {
+			t.Fatalf("the result line is logged %d times:\n%s", n, log)
 		}
 		testutil.AssertNoTagged(t, f.tag, 10*time.Second)
 	})

@@ -43,6 +43,7 @@ func Args(template []string, prompt string) []string {
 func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 	var once sync.Once
 	var salvage sync.WaitGroup // recorded off the stream's goroutine, waited for below
+	var lastLine int64         // a line that yields several events is logged once
 	defer salvage.Wait()
 	spec := &headless.Spec{
 		Args:         Args(j.Agent.Command, j.Execution.Input),
@@ -56,7 +57,8 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		MaxEventRaw:  MaxLine,
 		OnStart:      j.OnStart,
 		OnEvent: func(ev headless.Event) {
-			if j.OnLine != nil && ev.Raw != "" {
+			if j.OnLine != nil && ev.Raw != "" && ev.Line != lastLine {
+				lastLine = ev.Line
 				j.OnLine("event", []byte(ev.Raw))
 			}
 			if ev.SessionID != "" && j.OnSalvage != nil {
