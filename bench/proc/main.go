@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -192,11 +193,12 @@ func corralRunner(tier corral.Containment) func(tag, script string) outcome {
 }
 
 // gnuTimeout runs the script under GNU timeout and reads its output to EOF,
-// as an agent tool does.
+// as an agent tool that captures output does (subprocess.run with
+// capture_output, child_process.exec).
 func gnuTimeout(tag, script string) outcome {
 	cmd := exec.Command("timeout", "-k", grace.String(), deadline.String(), "bash", "-c", script)
 	cmd.Env = append(os.Environ(), "CORRAL_BENCH_TAG="+tag)
-	return readToEOF(cmd, nil)
+	return readToEOF(cmd)
 }
 
 // osExec runs the script with exec.CommandContext and WaitDelay, the best
@@ -208,10 +210,25 @@ func osExec(tag, script string) outcome {
 	cmd.Env = append(os.Environ(), "CORRAL_BENCH_TAG="+tag)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = grace
-	return readToEOF(cmd, nil)
+	// os/exec copies the output itself and stops waiting for it after
+	// WaitDelay: the best use of the standard library.
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		cmd.Run()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return outcome{elapsed: time.Since(start)}
+	case <-time.After(hang):
+		return outcome{elapsed: time.Since(start), hung: true}
+	}
 }
 
-func readToEOF(cmd *exec.Cmd, _ io.Reader) outcome {
+func readToEOF(cmd *exec.Cmd) outcome {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		panic(err)
@@ -305,6 +322,10 @@ func hwm() int64 {
 func concurrent() {
 	const n = 1000
 	fmt.Printf("## %d concurrent `sleep 1` runs\n\n", n)
+	// One warm-up run first: the runtime's poller (two descriptors) and
+	// signal goroutine, started once per process, belong to the baseline.
+	proc.Run(context.Background(), &proc.Spec{Args: []string{"true"}})
+	time.Sleep(300 * time.Millisecond) // the reaper's goroutine lingers 100 ms
 	runtime.GC()
 	g0, fd0, rss0 := runtime.NumGoroutine(), fds(), rss()
 	for _, tier := range []corral.Containment{corral.ContainmentAuto, corral.ContainmentSubreaper, corral.ContainmentProcessGroup} {
@@ -344,7 +365,7 @@ func concurrent() {
 		fmt.Printf("- %s: wall %v for %d runs (%d errors); run duration p50 %v p99 %v; during: %d goroutines, RSS %.1f MiB\n",
 			tierUsed, wall.Round(time.Millisecond), len(durs), nerr, durs[len(durs)/2].Round(time.Millisecond), durs[len(durs)*99/100].Round(time.Millisecond), peakG, float64(peakRSS)/(1<<20))
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
 	runtime.GC()
 	fmt.Printf("- before: %d goroutines, %d fds, RSS %.1f MiB; after: %d goroutines, %d fds, RSS %.1f MiB\n\n",
 		g0, fd0, float64(rss0)/(1<<20), runtime.NumGoroutine(), fds(), float64(rss())/(1<<20))
