@@ -1,0 +1,58 @@
+package procfs
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStatReadsNamesWithSpacesAndParentheses(t *testing.T) {
+	line := "4242 (my (odd) name) S 1 4242 4240 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 123456 1000 10 18446744073709551615\n"
+	st, err := ParseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Start: 123456, Comm: "my (odd) name"}
+	if st != want {
+		t.Fatalf("got %+v, want %+v", st, want)
+	}
+}
+
+func TestParseStatRefusesGarbage(t *testing.T) {
+	for _, bad := range []string{"", "12 (x", "x (y) S 1 2 3", "12 (y) S a b c 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"} {
+		if _, err := ParseStat([]byte(bad)); err == nil {
+			t.Errorf("ParseStat(%q) did not fail", bad)
+		}
+	}
+}
+
+func TestReadStatOfThisProcess(t *testing.T) {
+	st, err := ReadStat(os.Getpid())
+	if err != nil || st.Pid != os.Getpid() || st.PPid != os.Getppid() || st.Start == 0 {
+		t.Fatalf("got %+v, %v", st, err)
+	}
+	if _, err := ReadStat(1 << 30); err == nil {
+		t.Fatal("a pid that cannot exist was read")
+	}
+}
+
+func TestScanSinceSharesAScanThatBeganLateEnough(t *testing.T) {
+	a, err := ScanSince(time.Now())
+	if err != nil || len(a) == 0 {
+		t.Fatalf("scan: %d %v", len(a), err)
+	}
+	found := false
+	for _, st := range a {
+		found = found || st.Pid == os.Getpid()
+	}
+	if !found {
+		t.Fatal("this process is not in the scan")
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ParseStat(b) // must not panic
+	})
+}
