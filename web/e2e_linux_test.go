@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/corralrun/corral/client"
+	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/store"
 )
@@ -52,82 +51,14 @@ func findChromium(t *testing.T) string {
 // buildBinaries builds corral and the fake headless agent into dir.
 func buildBinaries(t *testing.T, dir string) (corral, fakeagent string) {
 	t.Helper()
-	corral, fakeagent = filepath.Join(dir, "corral"), filepath.Join(dir, "fakeagent")
-	for bin, pkg := range map[string]string{corral: "../cmd/corral", fakeagent: "../internal/fakeagent"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	return corral, fakeagent
-}
-
-// server is a real corral serve process.
-type server struct {
-	cmd    *exec.Cmd
-	addr   string
-	exited chan struct{}
-	mu     sync.Mutex
-	log    strings.Builder
-}
-
-func (s *server) logText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
+	return servetest.Build(t, dir, "corral", "../cmd/corral"), servetest.Build(t, dir, "fakeagent", "../internal/fakeagent")
 }
 
 // startServer starts corral serve on a free loopback port with the token,
 // every process it starts tagged, and stops it by its pid at the end.
-func startServer(t *testing.T, bin, data, tag string) *server {
+func startServer(t *testing.T, bin, data, tag string) *servetest.Server {
 	t.Helper()
-	s := &server{exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CORRAL_") {
-			s.cmd.Env = append(s.cmd.Env, kv)
-		}
-	}
-	s.cmd.Env = append(s.cmd.Env, testutil.TagEnvVar(tag), "CORRAL_TOKEN="+token)
-	pipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.log.WriteString(line + "\n")
-			s.mu.Unlock()
-			if rest, ok := strings.CutPrefix(line, "corral serve: listening on http://"); ok {
-				addrc <- strings.Fields(rest)[0]
-			}
-		}
-		s.cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(60 * time.Second):
-			s.cmd.Process.Kill()
-			<-s.exited
-			t.Errorf("corral serve did not stop within 60s of SIGTERM:\n%s", s.logText())
-		}
-	})
-	select {
-	case s.addr = <-addrc:
-	case <-s.exited:
-		t.Fatalf("corral serve exited before listening:\n%s", s.logText())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("corral serve did not listen within 60s:\n%s", s.logText())
-	}
-	return s
+	return servetest.Start(t, bin, servetest.Options{Data: data, Tag: tag, Env: []string{"CORRAL_TOKEN=" + token}})
 }
 
 // tab drives one browser tab.
@@ -235,8 +166,8 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	corralBin, fakeagent := buildBinaries(t, dir)
 	release := filepath.Join(dir, "release")
 	srv := startServer(t, corralBin, filepath.Join(dir, "data"), tag)
-	base := "http://" + srv.addr
-	api := client.New(srv.addr, token)
+	base := "http://" + srv.Addr
+	api := client.New(srv.Addr, token)
 	api.HTTP = &http.Client{Timeout: 30 * time.Second}
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	ctx := t.Context()
@@ -542,15 +473,10 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the pages reported script errors or policy violations:\n%s", strings.Join(p, "\n"))
 	}
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-srv.exited:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("corral serve did not stop within 60s of SIGTERM")
-	}
+	srv.Stop()
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
 	if t.Failed() {
-		t.Logf("corral serve said:\n%s\nChromium said:\n%s", srv.logText(), chromeOut.String())
+		t.Logf("corral serve said:\n%s\nChromium said:\n%s", srv.Log(), chromeOut.String())
 	}
 }
 

@@ -63,7 +63,7 @@ func (f *fleet) pids() map[int]bool {
 	m := map[int]bool{}
 	for _, w := range f.workers {
 		select {
-		case <-w.exited:
+		case <-w.Exited():
 		default:
 			m[w.pid()] = true
 		}
@@ -370,7 +370,7 @@ func TestFleetFrozenWorkerLosesItsLeaseAndIsFenced(t *testing.T) {
 		return true
 	})
 	w0 := f.workers[0]
-	w0.cmd.Process.Signal(syscall.SIGSTOP)
+	w0.Cmd.Process.Signal(syscall.SIGSTOP)
 	t0 := time.Now()
 	e := waitTerminal(t, c, target.ID, 30*time.Second)
 	took := time.Since(t0)
@@ -378,7 +378,7 @@ func TestFleetFrozenWorkerLosesItsLeaseAndIsFenced(t *testing.T) {
 	if e.Status != corral.StatusInterrupted || took < 2*time.Second {
 		t.Fatalf("run of the frozen worker: %s after %v", e.Status, took)
 	}
-	w0.cmd.Process.Signal(syscall.SIGCONT)
+	w0.Cmd.Process.Signal(syscall.SIGCONT)
 	testutil.WaitFor(t, 20*time.Second, "w0 ready again", func() bool {
 		resp, err := http.Get("http://" + w0.addr + "/readyz")
 		if err != nil {

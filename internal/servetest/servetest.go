@@ -1,0 +1,155 @@
+// Package servetest starts real `corral serve` processes for tests: on a
+// free loopback port, with the test's tag in the environment of the service
+// and so of every run it starts, none of the machine's CORRAL_ variables,
+// and a stop by the pid the test started when the test ends.
+package servetest
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral/internal/testutil"
+)
+
+// Env returns the environment for corral processes of a test: the test's
+// tag (inherited by every run), no CORRAL_ variables of the machine, and
+// extra.
+func Env(tag string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CORRAL_") {
+			env = append(env, kv)
+		}
+	}
+	return append(append(env, testutil.TagEnvVar(tag)), extra...)
+}
+
+// Build builds the package pkg (a path go build understands) into dir and
+// returns the binary's path.
+func Build(t testing.TB, dir, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// Server is a running `corral serve` process.
+type Server struct {
+	// Addr is the address it listens on; Data its data directory; Token
+	// its API token (read from the data directory unless given in Env).
+	Addr, Data, Token string
+	Cmd               *exec.Cmd
+
+	t      testing.TB
+	exited chan struct{}
+	mu     sync.Mutex
+	log    strings.Builder
+}
+
+// Options configure Start.
+type Options struct {
+	// Data is the data directory (required).
+	Data string
+	// Tag is the test's tag (required).
+	Tag string
+	// Args are more flags for corral serve.
+	Args []string
+	// Env adds KEY=VALUE entries to the service's environment.
+	Env []string
+}
+
+// Start starts bin serve on 127.0.0.1:0, waits until it listens, and stops
+// it (SIGTERM, then SIGKILL after a minute) when the test ends.
+func Start(t testing.TB, bin string, o Options) *Server {
+	t.Helper()
+	s := &Server{Data: o.Data, t: t, exited: make(chan struct{})}
+	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data}, o.Args...)...)
+	s.Cmd.Env = Env(o.Tag, o.Env...)
+	pipe, err := s.Cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.log.WriteString(line + "\n")
+			s.mu.Unlock()
+			if rest, ok := strings.CutPrefix(line, "corral serve: listening on http://"); ok {
+				addrc <- strings.Fields(rest)[0]
+			}
+		}
+		s.Cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(s.Stop)
+	select {
+	case s.Addr = <-addrc:
+	case <-s.exited:
+		t.Fatalf("corral serve exited before listening:\n%s", s.Log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("corral serve did not listen within 60s:\n%s", s.Log())
+	}
+	for _, kv := range o.Env {
+		if v, ok := strings.CutPrefix(kv, "CORRAL_TOKEN="); ok {
+			s.Token = v
+		}
+	}
+	if s.Token == "" {
+		if b, err := os.ReadFile(filepath.Join(o.Data, "token")); err == nil {
+			s.Token = strings.TrimSpace(string(b))
+		}
+	}
+	return s
+}
+
+// Log returns what the service printed on stderr so far.
+func (s *Server) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+// Pid returns the service's pid.
+func (s *Server) Pid() int { return s.Cmd.Process.Pid }
+
+// Exited is closed when the service process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// Kill9 kills the service by its pid, as a crash would, and waits for it.
+func (s *Server) Kill9() {
+	s.Cmd.Process.Signal(syscall.SIGKILL)
+	<-s.exited
+}
+
+// Stop asks the service to stop (SIGTERM) and waits for it; after a
+// minute it kills it and fails the test.
+func (s *Server) Stop() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+		s.Cmd.Process.Signal(syscall.SIGKILL)
+		<-s.exited
+		s.t.Errorf("corral serve did not stop within 60s of SIGTERM:\n%s", s.Log())
+	}
+}
