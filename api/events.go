@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/corralrun/corral/internal/sse"
 )
 
 // keepAlive is how often an idle event stream sends a comment line, so
@@ -38,27 +40,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	rc := http.NewResponseController(w)
-	// A stream outlives the server's read and write timeouts; the read
-	// deadline matters too, as its expiry would cancel the request.
-	rc.SetWriteDeadline(time.Time{})
-	rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-
-	var mu sync.Mutex
-	send := func(event, id string, data []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if id != "" {
-			fmt.Fprintf(w, "id: %s\n", id)
-		}
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-		return rc.Flush()
+	stream, err := sse.Start(w, 0)
+	if err != nil {
+		return
 	}
+	send := stream.Event
 	status, _ := json.Marshal(e)
 	if send("status", "", status) != nil {
 		return
@@ -77,10 +63,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			case <-done:
 				return
 			case <-t.C:
-				mu.Lock()
-				fmt.Fprint(w, ": keep-alive\n\n")
-				rc.Flush()
-				mu.Unlock()
+				stream.KeepAlive()
 			}
 		}
 	}()

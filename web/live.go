@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/corralrun/corral/internal/sse"
 )
 
 // liveKeepAlive is how often an unchanged live stream sends a comment, so
@@ -19,18 +19,8 @@ const liveKeepAlive = 15 * time.Second
 // returns when the client goes away or the server shuts down; it starts
 // no goroutine.
 func (u *UI) live(w http.ResponseWriter, r *http.Request, render func(context.Context) (name string, data any, err error)) {
-	rc := http.NewResponseController(w)
-	// A live page stays open; the server's read and write timeouts must
-	// not cut it.
-	rc.SetReadDeadline(time.Time{})
-	rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
-	if rc.Flush() != nil {
+	stream, err := sse.Start(w, 2*time.Second)
+	if err != nil {
 		return
 	}
 	ctx := r.Context()
@@ -53,14 +43,14 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request, render func(context.Co
 			}
 			if sum := sha256.Sum256(b.Bytes()); sum != last {
 				last = sum
-				if writeEvent(w, "html", b.String()) != nil || rc.Flush() != nil {
+				if stream.Event("html", "", b.Bytes()) != nil {
 					return
 				}
 				lastSent = time.Now()
 			}
 		}
 		if time.Since(lastSent) >= liveKeepAlive {
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if stream.KeepAlive() != nil {
 				return
 			}
 			lastSent = time.Now()
@@ -71,16 +61,4 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request, render func(context.Co
 		case <-t.C:
 		}
 	}
-}
-
-// writeEvent writes one SSE event, its data split into data: lines.
-func writeEvent(w http.ResponseWriter, event, data string) error {
-	var b strings.Builder
-	b.WriteString("event: " + event + "\n")
-	for _, line := range strings.Split(strings.ReplaceAll(data, "\r", ""), "\n") {
-		b.WriteString("data: " + line + "\n")
-	}
-	b.WriteString("\n")
-	_, err := fmt.Fprint(w, b.String())
-	return err
 }
