@@ -19,6 +19,8 @@
 //     lose it. A worker takes ownership with [Store.Claim].
 //
 // Drivers live in subpackages (store/sqlite, store/postgres) and are
-// all held to the suite in store/storetest. The interface speaks only of
-// the types of this package and the standard library.
+// all held to the suite in store/storetest. The rules above are written
+// once, in SQL, in store/internal/sqlstore; a driver gives them its
+// connections, transactions, row locks and column types. The interface
+// speaks only of the types of this package and the standard library.
 package store

@@ -3,7 +3,10 @@
 // any number of `corral serve` workers on any number of machines, with
 // River (through its pgx driver) as the job engine.
 //
-// The rules that must hold across workers are the database's:
+// The rules that must hold across workers are the database's. They are
+// written once, for every SQL driver, in store/internal/sqlstore; this
+// package gives them the pool, the row locks and the retries below, and
+// PostgreSQL's schema (timestamptz times, jsonb documents):
 //
 //   - Admission locks the agent's row (SELECT … FOR UPDATE) before it
 //     counts the agent's slots, so admissions and releases of one agent
@@ -15,6 +18,8 @@
 //     compare-and-set updates of one row.
 //   - Migrations (River's and corral's) run under a PostgreSQL advisory
 //     lock, so workers starting together apply them once.
+//   - A cancel requested for a running execution is pushed to its owner
+//     with NOTIFY on CancelChannel ([Store.WatchCancels]).
 //
 // Open takes a pgx connection URL (postgres://user@host/db?sslmode=…);
 // pool_max_conns in the URL sizes the connection pool (default 20).
@@ -26,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -38,6 +42,7 @@ import (
 
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/internal/riverengine"
+	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
 //go:embed schema.sql
@@ -66,11 +71,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store is a store.Store on one PostgreSQL database.
+// Store is a store.Store on one PostgreSQL database: it has every method of
+// store.Store, those of the rules from the SQL implementation shared by
+// the drivers, which it embeds, and its own Ping and Close.
 type Store struct {
-	pool   *pgxpool.Pool
-	engine *riverengine.Engine[pgx.Tx]
+	*rules
+	pool *pgxpool.Pool
 }
+
+type rules = sqlstore.Store[pgx.Tx]
 
 var _ store.Store = (*Store)(nil)
 
@@ -111,7 +120,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, engine: eng}, nil
+	return &Store{pool: pool, rules: sqlstore.New(sqlstore.Config[pgx.Tx]{
+		DB:     &conns{pool: pool},
+		Engine: eng,
+		// River's insert notifications are debounced per queue; a short
+		// poll keeps a lone worker's dispatch latency low.
+		PollInterval: 50 * time.Millisecond,
+		NotifyCancel: notifyCancel,
+	})}, nil
 }
 
 // migrate applies River's migrations and corral's schema under an
@@ -178,84 +194,17 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
-// StartEngine implements store.Store.
-func (s *Store) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
-	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run, LabelSets: s.labelSets,
-		// River's insert notifications are debounced per queue; a short
-		// poll keeps a lone worker's dispatch latency low.
-		PollInterval: 50 * time.Millisecond})
-}
-
-// RefreshEngine implements store.Store.
-func (s *Store) RefreshEngine(ctx context.Context) error { return s.engine.Refresh(ctx) }
-
-// StopEngine implements store.Store.
-func (s *Store) StopEngine(ctx context.Context) error { return s.engine.Stop(ctx) }
-
-func (s *Store) labelSets(ctx context.Context) ([][]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT doc->'labels' FROM corral_agents WHERE jsonb_array_length(coalesce(doc->'labels', '[]')) > 0`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]string, error) {
-		var l []string
-		err := r.Scan(&l)
-		return l, err
-	})
-}
-
-// maxAttempts bounds the retries of a transaction that lost a race.
-const maxAttempts = 20
-
-// tx runs fn in one transaction, again from the start when it lost a race
-// with another worker (deadlock, serialization failure, a slot number
-// taken under it).
-func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(time.Duration(rand.IntN(attempt*2000)+100) * time.Microsecond)
-	}
-}
-
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	switch pe.Code {
-	case "40001", "40P01": // serialization_failure, deadlock_detected
-		return true
-	case "23505": // unique_violation: only a slot taken under us
-		return pe.ConstraintName == "corral_slots_pkey"
-	}
-	return false
-}
-
-func isUnique(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
-}
-
-func nullTime(t *time.Time) any {
-	if t == nil || t.IsZero() {
-		return nil
-	}
-	return *t
-}
-
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
 // CancelChannel is the PostgreSQL notification channel on which
 // RequestCancel wakes the worker that owns a running execution; the
 // payload is "WORKER_ID EXECUTION_ID".
 const CancelChannel = "corral_cancel"
+
+// notifyCancel wakes the owner of a running execution whose
+// cancellation the transaction of ex requests, when it commits.
+func notifyCancel(ctx context.Context, ex sqlstore.Executor, workerID, executionID string) error {
+	_, err := ex.Exec(ctx, `SELECT pg_notify($1, $2)`, CancelChannel, workerID+" "+executionID)
+	return err
+}
 
 // WatchCancels implements store.CancelWatcher: it listens on
 // CancelChannel with one connection of the pool and calls fn with each

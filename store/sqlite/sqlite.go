@@ -8,6 +8,13 @@
 // serializes them across processes sharing the file. Plain reads (listings,
 // lookups, metrics) go through a separate pool of read connections, which
 // WAL mode lets run beside the writer, so they never queue admissions.
+// Both pools prepare each distinct statement once and reuse it.
+//
+// The rules themselves (admission, slot release and promotion, claims,
+// cancellation, schedule fires, listings) are written once, for every
+// SQL driver, in store/internal/sqlstore; this package gives them the
+// connections above, SQLite's schema, and its column types (times are
+// INTEGER microseconds since the epoch, documents TEXT JSON).
 package sqlite
 
 import (
@@ -20,7 +27,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
@@ -28,6 +34,7 @@ import (
 
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/internal/riverengine"
+	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
 //go:embed schema.sql
@@ -44,14 +51,18 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store is a store.Store on one SQLite file.
+// Store is a store.Store on one SQLite file: it has every method of
+// store.Store, those of the rules from the SQL implementation shared by
+// the drivers, which it embeds, and its own Ping and Close.
 type Store struct {
-	db     *sql.DB // the one writer connection, shared with River
-	rdb    *sql.DB // readers
-	wst    *stmtCache
-	rst    *stmtCache
-	engine *riverengine.Engine[*sql.Tx]
+	*rules
+	db  *sql.DB // the one writer connection, shared with River
+	rdb *sql.DB // readers
+	wst *stmtCache
+	rst *stmtCache
 }
+
+type rules = sqlstore.Store[*sql.Tx]
 
 var _ store.Store = (*Store)(nil)
 
@@ -113,7 +124,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
-	return &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb), engine: eng}, nil
+	s := &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb)}
+	s.rules = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, Engine: eng})
+	return s, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -155,60 +168,3 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Ping implements store.Store; it uses a reader, never waiting for the
 // writer.
 func (s *Store) Ping(ctx context.Context) error { return s.rdb.PingContext(ctx) }
-
-// StartEngine implements store.Store.
-func (s *Store) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
-	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run, LabelSets: s.labelSets})
-}
-
-// RefreshEngine implements store.Store.
-func (s *Store) RefreshEngine(ctx context.Context) error {
-	return s.engine.Refresh(ctx)
-}
-
-// labelSets returns the distinct label sets of the agents.
-func (s *Store) labelSets(ctx context.Context) ([][]string, error) {
-	agents, err := s.ListAgents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]string
-	for _, a := range agents {
-		if len(a.Labels) > 0 {
-			out = append(out, a.Labels)
-		}
-	}
-	return out, nil
-}
-
-// StopEngine implements store.Store.
-func (s *Store) StopEngine(ctx context.Context) error {
-	return s.engine.Stop(ctx)
-}
-
-// tx runs fn in one immediate transaction.
-func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite store: begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", err)
-	}
-	return nil
-}
-
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-func nullMicros(t *time.Time) any {
-	if t == nil || t.IsZero() {
-		return nil
-	}
-	return t.UnixMicro()
-}

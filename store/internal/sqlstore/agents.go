@@ -1,42 +1,43 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/corralrun/corral/store"
 )
 
-func (s *Store) CreateAgent(ctx context.Context, a *store.Agent) error {
+// CreateAgent implements store.Store.
+func (s *Store[TTx]) CreateAgent(ctx context.Context, a *store.Agent) error {
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES ($1, $2, $3)`, a.Name, doc, a.CreatedAt)
-	if isUnique(err) {
+	_, err = s.db.Write(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES ($1, $2, $3)`, a.Name, string(doc), a.CreatedAt)
+	if err != nil && s.db.IsUnique(err) {
 		return fmt.Errorf("agent %q: %w", a.Name, store.ErrExists)
 	}
 	return err
 }
 
-func (s *Store) GetAgent(ctx context.Context, name string) (*store.Agent, error) {
-	return getAgent(ctx, s.pool, name, false)
+// GetAgent implements store.Store.
+func (s *Store[TTx]) GetAgent(ctx context.Context, name string) (*store.Agent, error) {
+	return s.getAgent(ctx, s.db.Read(), name, false)
 }
 
 // getAgent reads an agent; lock takes its row lock, which serializes the
 // admissions and releases of that agent across workers.
-func getAgent(ctx context.Context, q querier, name string, lock bool) (*store.Agent, error) {
-	sql := `SELECT doc FROM corral_agents WHERE name = $1`
+func (s *Store[TTx]) getAgent(ctx context.Context, ex Executor, name string, lock bool) (*store.Agent, error) {
+	q := `SELECT doc FROM corral_agents WHERE name = $1`
 	if lock {
-		sql += ` FOR UPDATE`
+		q += s.lock
 	}
 	var doc []byte
-	err := q.QueryRow(ctx, sql, name).Scan(&doc)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := ex.QueryRow(ctx, q, name).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
@@ -49,12 +50,10 @@ func getAgent(ctx context.Context, q querier, name string, lock bool) (*store.Ag
 	return a, nil
 }
 
-func (s *Store) ListAgents(ctx context.Context) ([]*store.Agent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Agent, error) {
+// ListAgents implements store.Store.
+func (s *Store[TTx]) ListAgents(ctx context.Context) ([]*store.Agent, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
+	return collect(rows, err, func(r Rows) (*store.Agent, error) {
 		var doc []byte
 		if err := r.Scan(&doc); err != nil {
 			return nil, err
@@ -64,17 +63,18 @@ func (s *Store) ListAgents(ctx context.Context) ([]*store.Agent, error) {
 	})
 }
 
-func (s *Store) UpdateAgent(ctx context.Context, a *store.Agent) error {
+// UpdateAgent implements store.Store.
+func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE corral_agents SET doc = $1 WHERE name = $2`, doc, a.Name)
+	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		n, err := tx.Exec(ctx, `UPDATE corral_agents SET doc = $1 WHERE name = $2`, string(doc), a.Name)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return fmt.Errorf("agent %q: %w", a.Name, store.ErrNotFound)
 		}
 		// The UPDATE holds the agent's row lock, as admission does.
@@ -82,9 +82,10 @@ func (s *Store) UpdateAgent(ctx context.Context, a *store.Agent) error {
 	})
 }
 
-func (s *Store) DeleteAgent(ctx context.Context, name string) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := getAgent(ctx, tx, name, true); err != nil {
+// DeleteAgent implements store.Store.
+func (s *Store[TTx]) DeleteAgent(ctx context.Context, name string) error {
+	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		if _, err := s.getAgent(ctx, tx, name, true); err != nil {
 			return err
 		}
 		var busy int

@@ -1,0 +1,142 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/store"
+)
+
+// Submit implements store.Store.
+func (s *Store[TTx]) Submit(ctx context.Context, sub *store.Submission) (*store.Admission, error) {
+	var adm *store.Admission
+	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		var err error
+		adm, err = s.admit(ctx, tx, sub, time.Now().UTC())
+		return err
+	})
+	return adm, err
+}
+
+// admit decides one submission inside tx, holding the agent's row lock:
+// a free slot is taken, or the execution queued, or rejected.
+func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submission, now time.Time) (*store.Admission, error) {
+	a, err := s.getAgent(ctx, tx, sub.Agent, true)
+	if err != nil {
+		return nil, err
+	}
+	e := &store.Execution{
+		ID:         store.NewID(now),
+		Agent:      a.Name,
+		Trigger:    sub.Trigger,
+		ScheduleID: sub.ScheduleID,
+		RetryOf:    sub.RetryOf,
+		FireAt:     sub.FireAt,
+		Attempt:    max(sub.Attempt, 1),
+		Input:      sub.Input,
+		Timeout:    sub.Timeout,
+		CreatedAt:  now,
+	}
+	if e.Trigger == "" {
+		e.Trigger = store.TriggerAPI
+	}
+	used, err := countSlots(ctx, tx, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	adm := &store.Admission{Execution: e, Running: used, Capacity: a.MaxParallelTasks, Backlog: a.MaxBacklog}
+	if used < a.MaxParallelTasks {
+		if err := s.takeSlot(ctx, tx, a, e, now); err != nil {
+			return nil, err
+		}
+		adm.Running++
+		return adm, nil
+	}
+	if a.Overflow == store.OverflowQueue {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_executions WHERE agent = $1 AND status = 'queued'`, a.Name).Scan(&adm.Queued); err != nil {
+			return nil, err
+		}
+		if adm.Queued < a.MaxBacklog {
+			e.Status = corral.StatusQueued
+			adm.Queued++
+			return adm, putExecution(ctx, tx, e)
+		}
+		e.Error = fmt.Sprintf("agent at capacity (%d/%d parallel tasks running) and its backlog is full (%d/%d queued)", used, a.MaxParallelTasks, adm.Queued, a.MaxBacklog)
+	} else {
+		e.Error = fmt.Sprintf("agent at capacity (%d/%d parallel tasks running)", used, a.MaxParallelTasks)
+	}
+	e.Status = corral.StatusRejected
+	e.FinishedAt = &now
+	return adm, putExecution(ctx, tx, e)
+}
+
+func countSlots(ctx context.Context, ex Executor, agent string) (int, error) {
+	var n int
+	err := ex.QueryRow(ctx, `SELECT count(*) FROM corral_slots WHERE agent = $1`, agent).Scan(&n)
+	return n, err
+}
+
+// takeSlot gives e the lowest free slot of a (whose row lock tx holds),
+// marks it running and dispatches it, all inside tx.
+func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e *store.Execution, now time.Time) error {
+	// The lowest free slot number: 1, or the first number after a held
+	// slot that is not held itself.
+	var no int
+	err := tx.QueryRow(ctx, `SELECT CASE
+		WHEN NOT EXISTS (SELECT 1 FROM corral_slots WHERE agent = $1 AND slot_no = 1) THEN 1
+		ELSE (SELECT min(s.slot_no) + 1 FROM corral_slots s WHERE s.agent = $1
+			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = $1 AND t.slot_no = s.slot_no + 1))
+		END`, a.Name).Scan(&no)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO corral_slots (agent, slot_no, execution_id, acquired_at) VALUES ($1, $2, $3, $4)`,
+		a.Name, no, e.ID, now); err != nil {
+		return fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
+	}
+	e.Status = corral.StatusRunning
+	e.SlotNo = no
+	e.AdmittedAt = &now
+	if err := putExecution(ctx, tx, e); err != nil {
+		return err
+	}
+	return s.engine.Insert(ctx, tx.Raw, e.ID, a.Labels)
+}
+
+// promote admits the oldest queued executions of a (whose row lock tx
+// holds) into its free slots.
+func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) error {
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	for {
+		used, err := countSlots(ctx, tx, a.Name)
+		if err != nil {
+			return err
+		}
+		if used >= a.MaxParallelTasks {
+			return nil
+		}
+		// Only a cancellation locks a queued row; skipping it is right.
+		var doc []byte
+		err = tx.QueryRow(ctx, `SELECT doc FROM corral_executions WHERE agent = $1 AND status = 'queued'
+			ORDER BY created_at, id LIMIT 1`+s.skipLocked, a.Name).Scan(&doc)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e, err := decodeExecution(doc)
+		if err != nil {
+			return err
+		}
+		if err := s.takeSlot(ctx, tx, a, e, now); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/store"
+)
+
+// An execution is a JSON document (the whole record) beside the columns
+// that the rules select on.
+
+// putExecution writes the whole record: indexed columns and the document.
+func putExecution(ctx context.Context, ex Executor, e *store.Execution) error {
+	doc, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = ex.Exec(ctx, `INSERT INTO corral_executions
+		(id, agent, status, worker_id, cancel_requested, created_at, admitted_at, doc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, worker_id = excluded.worker_id,
+			cancel_requested = excluded.cancel_requested, admitted_at = excluded.admitted_at, doc = excluded.doc`,
+		e.ID, e.Agent, string(e.Status), e.WorkerID, e.CancelRequested, e.CreatedAt, nullTime(e.AdmittedAt), string(doc))
+	return err
+}
+
+// getExecution reads an execution; lock takes its row lock.
+func (s *Store[TTx]) getExecution(ctx context.Context, ex Executor, id string, lock bool) (*store.Execution, error) {
+	q := `SELECT doc FROM corral_executions WHERE id = $1`
+	if lock {
+		q += s.lock
+	}
+	var doc []byte
+	err := ex.QueryRow(ctx, q, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("execution %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeExecution(doc)
+}
+
+func decodeExecution(doc []byte) (*store.Execution, error) {
+	e := new(store.Execution)
+	if err := json.Unmarshal(doc, e); err != nil {
+		return nil, fmt.Errorf("corrupt execution record: %w", err)
+	}
+	return e, nil
+}
+
+func scanExecution(r Rows) (*store.Execution, error) {
+	var doc []byte
+	if err := r.Scan(&doc); err != nil {
+		return nil, err
+	}
+	return decodeExecution(doc)
+}
+
+// GetExecution implements store.Store.
+func (s *Store[TTx]) GetExecution(ctx context.Context, id string) (*store.Execution, error) {
+	return s.getExecution(ctx, s.db.Read(), id, false)
+}
+
+// ListExecutions implements store.Store. The cursor is the creation time
+// (microseconds since the epoch) and id of the last execution returned.
+func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]*store.Execution, string, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 1000)
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.Agent != "" {
+		where = append(where, "agent = "+arg(f.Agent))
+	}
+	if len(f.Statuses) > 0 {
+		ph := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			ph[i] = arg(string(st))
+		}
+		where = append(where, "status IN ("+strings.Join(ph, ", ")+")")
+	}
+	if f.WorkerID != "" {
+		where = append(where, "worker_id = "+arg(f.WorkerID))
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "created_at >= "+arg(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "created_at < "+arg(f.Until))
+	}
+	if f.Cursor != "" {
+		ts, id, ok := strings.Cut(f.Cursor, "_")
+		us, err := strconv.ParseInt(ts, 10, 64)
+		if !ok || err != nil {
+			return nil, "", fmt.Errorf("cursor %q is not one this service returned: start the listing again without it: %w", f.Cursor, store.ErrBadCursor)
+		}
+		// (created_at, id) before the cursor's, written so that both
+		// databases scan an index range on created_at.
+		t := arg(time.UnixMicro(us).UTC())
+		where = append(where, "created_at <= "+t+" AND (created_at < "+t+" OR id < "+arg(id)+")")
+	}
+	q := `SELECT created_at, doc FROM corral_executions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit+1)
+	type listed struct {
+		e       *store.Execution
+		created time.Time
+	}
+	rows, err := s.db.Read().Query(ctx, q, args...)
+	page, err := collect(rows, err, func(r Rows) (listed, error) {
+		var l listed
+		var doc []byte
+		if err := r.Scan(&l.created, &doc); err != nil {
+			return l, err
+		}
+		l.e, err = decodeExecution(doc)
+		return l, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]*store.Execution, 0, min(len(page), limit))
+	for _, l := range page[:min(len(page), limit)] {
+		out = append(out, l.e)
+	}
+	next := ""
+	if len(page) > limit {
+		last := page[limit-1]
+		next = strconv.FormatInt(last.created.UnixMicro(), 10) + "_" + last.e.ID
+	}
+	return out, next, nil
+}
+
+// Slots implements store.Store.
+func (s *Store[TTx]) Slots(ctx context.Context, agent string) ([]store.Slot, error) {
+	if _, err := s.getAgent(ctx, s.db.Read(), agent, false); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = $1 ORDER BY slot_no`, agent)
+	out, err := collect(rows, err, func(r Rows) (store.Slot, error) {
+		var sl store.Slot
+		err := r.Scan(&sl.No, &sl.ExecutionID, &sl.Since)
+		sl.Since = sl.Since.UTC()
+		return sl, err
+	})
+	if out == nil && err == nil {
+		out = []store.Slot{}
+	}
+	return out, err
+}
+
+// Stats implements store.Store.
+func (s *Store[TTx]) Stats(ctx context.Context) ([]store.AgentStats, error) {
+	agents, err := s.ListAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*store.AgentStats{}
+	out := make([]store.AgentStats, len(agents))
+	for i, a := range agents {
+		out[i] = store.AgentStats{Agent: a.Name, Capacity: a.MaxParallelTasks, ByStatus: map[corral.Status]int{}}
+		byName[a.Name] = &out[i]
+	}
+	var agent, status string
+	var n int
+	rows, err := s.db.Read().Query(ctx, `SELECT agent, status, count(*) FROM corral_executions GROUP BY agent, status`)
+	err = each(rows, err, func(r Rows) error {
+		if err := r.Scan(&agent, &status, &n); err != nil {
+			return err
+		}
+		if st := byName[agent]; st != nil {
+			st.ByStatus[corral.Status(status)] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows, err = s.db.Read().Query(ctx, `SELECT agent, count(*) FROM corral_slots GROUP BY agent`)
+	err = each(rows, err, func(r Rows) error {
+		if err := r.Scan(&agent, &n); err != nil {
+			return err
+		}
+		if st := byName[agent]; st != nil {
+			st.SlotsUsed = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

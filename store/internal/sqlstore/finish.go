@@ -1,0 +1,114 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/store"
+)
+
+// Finish implements store.Store: a compare-and-set on the status, which
+// releases the execution's own slot and promotes queued work in the same
+// transaction.
+func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*store.Execution, bool, error) {
+	if !o.Status.Terminal() {
+		return nil, false, fmt.Errorf("finish execution %s: status %q is not terminal", id, o.Status)
+	}
+	var out *store.Execution
+	var applied bool
+	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		applied = false
+		e, err := s.getExecution(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		out = e
+		if e.Status.Terminal() {
+			return nil // compare-and-set lost: the first terminal state stands
+		}
+		applied, err = s.finish(ctx, tx, e, o)
+		return err
+	})
+	return out, applied, err
+}
+
+// finish applies o to the non-terminal e (whose row lock tx holds),
+// releases e's own slot and promotes queued work, inside tx.
+func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) (bool, error) {
+	wasRunning := e.Status == corral.StatusRunning
+	var a *store.Agent
+	if wasRunning {
+		// The agent's lock first, as admission takes it.
+		var err error
+		a, err = s.getAgent(ctx, tx, e.Agent, true)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+	}
+	now := o.FinishedAt
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	store.ApplyOutcome(e, o, now)
+	if err := putExecution(ctx, tx, e); err != nil {
+		return false, err
+	}
+	if !wasRunning {
+		return true, nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM corral_slots WHERE execution_id = $1`, e.ID); err != nil {
+		return false, err
+	}
+	if a == nil {
+		return true, nil
+	}
+	return true, s.promote(ctx, tx, a, now)
+}
+
+// cancelledBeforeStart is the outcome of an execution cancelled before
+// a worker claimed it.
+func cancelledBeforeStart(now time.Time) *store.Outcome {
+	return &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", FinishedAt: now}
+}
+
+// RequestCancel implements store.Store.
+func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time) (*store.Execution, error) {
+	var out *store.Execution
+	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		e, err := s.getExecution(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		out = e
+		switch {
+		case e.Status.Terminal():
+			return fmt.Errorf("execution %s is already %s: %w", id, e.Status, store.ErrConflict)
+		case e.Status == corral.StatusQueued || e.WorkerID == "":
+			// Nothing runs yet: cancel it here, releasing an admitted slot.
+			_, err := s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			return err
+		}
+		e.CancelRequested = true
+		if err := putExecution(ctx, tx, e); err != nil {
+			return err
+		}
+		if s.notify == nil {
+			return nil
+		}
+		// Wake the owner at once; it polls too.
+		return s.notify(ctx, tx, e.WorkerID, e.ID)
+	})
+	return out, err
+}
+
+// CancelRequested implements store.Store.
+func (s *Store[TTx]) CancelRequested(ctx context.Context, workerID string) ([]string, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT id FROM corral_executions WHERE status = 'running' AND worker_id = $1 AND cancel_requested = true`, workerID)
+	return collect(rows, err, func(r Rows) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+}
