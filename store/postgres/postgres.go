@@ -41,7 +41,6 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
@@ -86,7 +85,7 @@ var _ store.Store = (*Store)(nil)
 // Open connects to the database at opts.URL and applies River's
 // migrations and corral's schema (once, however many workers start at
 // the same time).
-func Open(ctx context.Context, opts Options) (*Store, error) {
+func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if opts.URL == "" {
 		return nil, errors.New("postgres store: no database URL given (postgres://USER@HOST/DB)")
 	}
@@ -104,30 +103,33 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := pool.Ping(pctx); err != nil {
-		pool.Close()
+	if err = pool.Ping(pctx); err != nil {
 		return nil, fmt.Errorf("postgres store: connect to %s: %w (is PostgreSQL running, and the URL, user and password right?)", redactURL(opts.URL), err)
 	}
 	driver := riverpgxv5.New(pool)
-	if err := migrate(ctx, pool, driver); err != nil {
-		pool.Close()
+	if err = migrate(ctx, pool, driver); err != nil {
 		return nil, err
 	}
-	eng, err := riverengine.New(driver, opts.Logger)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return &Store{pool: pool, rules: sqlstore.New(sqlstore.Config[pgx.Tx]{
+	rules, err := sqlstore.New(sqlstore.Config[pgx.Tx]{
 		DB:     &conns{pool: pool},
-		Engine: eng,
+		River:  driver,
+		Logger: opts.Logger,
 		// River's insert notifications are debounced per queue; a short
 		// poll keeps a lone worker's dispatch latency low.
 		PollInterval: 50 * time.Millisecond,
 		NotifyCancel: notifyCancel,
-	})}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{rules: rules, pool: pool}, nil
 }
 
 // migrate applies River's migrations and corral's schema under an

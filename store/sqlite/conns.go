@@ -83,20 +83,38 @@ type executor struct {
 	tx *sql.Tx
 }
 
+// sqlConn is a transaction or a pool.
+type sqlConn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// stmt returns q's cached statement (bound to the transaction), or nil
+// while it is not prepared yet.
+func (e executor) stmt(ctx context.Context, q string) *sql.Stmt {
+	st := e.c.get(ctx, q)
+	if st != nil && e.tx != nil {
+		st = e.tx.StmtContext(ctx, st)
+	}
+	return st
+}
+
+func (e executor) conn() sqlConn {
+	if e.tx != nil {
+		return e.tx
+	}
+	return e.c.db
+}
+
 func (e executor) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	args = micros(args)
 	var res sql.Result
 	var err error
-	st := e.c.get(ctx, q)
-	switch {
-	case st != nil && e.tx != nil:
-		res, err = e.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	case st != nil:
+	if st := e.stmt(ctx, q); st != nil {
 		res, err = st.ExecContext(ctx, args...)
-	case e.tx != nil:
-		res, err = e.tx.ExecContext(ctx, q, args...)
-	default:
-		res, err = e.c.db.ExecContext(ctx, q, args...)
+	} else {
+		res, err = e.conn().ExecContext(ctx, q, args...)
 	}
 	if err != nil {
 		return 0, err
@@ -108,16 +126,10 @@ func (e executor) Query(ctx context.Context, q string, args ...any) (sqlstore.Ro
 	args = micros(args)
 	var r *sql.Rows
 	var err error
-	st := e.c.get(ctx, q)
-	switch {
-	case st != nil && e.tx != nil:
-		r, err = e.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	case st != nil:
+	if st := e.stmt(ctx, q); st != nil {
 		r, err = st.QueryContext(ctx, args...)
-	case e.tx != nil:
-		r, err = e.tx.QueryContext(ctx, q, args...)
-	default:
-		r, err = e.c.db.QueryContext(ctx, q, args...)
+	} else {
+		r, err = e.conn().QueryContext(ctx, q, args...)
 	}
 	if err != nil {
 		return nil, err
@@ -127,16 +139,10 @@ func (e executor) Query(ctx context.Context, q string, args ...any) (sqlstore.Ro
 
 func (e executor) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
 	args = micros(args)
-	st := e.c.get(ctx, q)
-	switch {
-	case st != nil && e.tx != nil:
-		return row{e.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)}
-	case st != nil:
+	if st := e.stmt(ctx, q); st != nil {
 		return row{st.QueryRowContext(ctx, args...)}
-	case e.tx != nil:
-		return row{e.tx.QueryRowContext(ctx, q, args...)}
 	}
-	return row{e.c.db.QueryRowContext(ctx, q, args...)}
+	return row{e.conn().QueryRowContext(ctx, q, args...)}
 }
 
 type row struct{ r *sql.Row }

@@ -33,7 +33,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
@@ -68,7 +67,7 @@ var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at opts.Path and applies
 // River's migrations and corral's schema.
-func Open(ctx context.Context, opts Options) (*Store, error) {
+func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if opts.Path == "" {
 		return nil, errors.New("sqlite store: no database path given")
 	}
@@ -81,37 +80,25 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate")
-	dsn := "file:" + opts.Path + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", "file:"+opts.Path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", opts.Path, err)
 	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
 	// One connection: SQLite allows one writer at a time, and River's
 	// SQLite driver is only reliable this way.
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+	if err = db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w (is the file a SQLite database, and the directory writable?)", opts.Path, err)
 	}
 	driver := riversqlite.New(db)
-	mig, err := rivermigrate.New(driver, nil)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite store: river migrations: %w", err)
-	}
-	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite store: apply river migrations: %w", err)
-	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	eng, err := riverengine.New(driver, opts.Logger)
-	if err != nil {
-		db.Close()
+	if err = migrate(ctx, db, driver); err != nil {
 		return nil, err
 	}
 	rq := url.Values{}
@@ -119,17 +106,28 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	rq.Add("_pragma", "query_only(1)")
 	rdb, err := sql.Open("sqlite", "file:"+opts.Path+"?"+rq.Encode())
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("sqlite store: open readers: %w", err)
 	}
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
 	s := &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb)}
-	s.rules = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, Engine: eng})
+	s.rules, err = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, River: driver, Logger: opts.Logger})
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+// migrate applies River's migrations, then corral's schema.
+func migrate(ctx context.Context, db *sql.DB, driver *riversqlite.Driver) error {
+	mig, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite store: river migrations: %w", err)
+	}
+	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("sqlite store: apply river migrations: %w", err)
+	}
 	var v int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("sqlite store: read schema version: %w", err)

@@ -1,8 +1,8 @@
 // Package riverengine dispatches admitted executions through River, the
-// durable job engine, for any database River has a driver for. A store
-// driver hands its River driver to New, calls Insert inside the
-// transaction that admits an execution, and Start/Refresh/Stop with the
-// service's run function.
+// durable job engine, for any database River has a driver for. The
+// store's rules (store/internal/sqlstore) hand the database driver's
+// River driver to New, call Insert inside the transaction that admits an
+// execution, and Start/Refresh/Stop with the service's run function.
 //
 // Agents pinned to labelled workers are dispatched on a queue of their own
 // label set (QueueFor); a worker works the default queue and the queues of

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/corralrun/corral/store"
@@ -31,23 +29,7 @@ func (s *Store[TTx]) GetAgent(ctx context.Context, name string) (*store.Agent, e
 // getAgent reads an agent; lock takes its row lock, which serializes the
 // admissions and releases of that agent across workers.
 func (s *Store[TTx]) getAgent(ctx context.Context, ex Executor, name string, lock bool) (*store.Agent, error) {
-	q := `SELECT doc FROM corral_agents WHERE name = $1`
-	if lock {
-		q += s.lock
-	}
-	var doc []byte
-	err := ex.QueryRow(ctx, q, name).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	a := new(store.Agent)
-	if err := json.Unmarshal(doc, a); err != nil {
-		return nil, fmt.Errorf("agent %q: corrupt record: %w", name, err)
-	}
-	return a, nil
+	return getDoc[store.Agent](ctx, ex, `SELECT doc FROM corral_agents WHERE name = $1`+s.lockIf(lock), "agent", name)
 }
 
 // ListAgents implements store.Store.

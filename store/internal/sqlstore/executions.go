@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,19 +32,7 @@ func putExecution(ctx context.Context, ex Executor, e *store.Execution) error {
 
 // getExecution reads an execution; lock takes its row lock.
 func (s *Store[TTx]) getExecution(ctx context.Context, ex Executor, id string, lock bool) (*store.Execution, error) {
-	q := `SELECT doc FROM corral_executions WHERE id = $1`
-	if lock {
-		q += s.lock
-	}
-	var doc []byte
-	err := ex.QueryRow(ctx, q, id).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("execution %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeExecution(doc)
+	return getDoc[store.Execution](ctx, ex, `SELECT doc FROM corral_executions WHERE id = $1`+s.lockIf(lock), "execution", id)
 }
 
 func decodeExecution(doc []byte) (*store.Execution, error) {

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -37,20 +35,7 @@ func (s *Store[TTx]) putSchedule(ctx context.Context, ex Executor, sc *store.Sch
 
 // getSchedule reads a schedule; lock takes its row lock.
 func (s *Store[TTx]) getSchedule(ctx context.Context, ex Executor, id string, lock bool) (*store.Schedule, error) {
-	q := `SELECT doc FROM corral_schedules WHERE id = $1`
-	if lock {
-		q += s.lock
-	}
-	var doc []byte
-	err := ex.QueryRow(ctx, q, id).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	sc := new(store.Schedule)
-	return sc, json.Unmarshal(doc, sc)
+	return getDoc[store.Schedule](ctx, ex, `SELECT doc FROM corral_schedules WHERE id = $1`+s.lockIf(lock), "schedule", id)
 }
 
 // CreateSchedule implements store.Store.

@@ -25,7 +25,14 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/internal/riverengine"
@@ -110,9 +117,11 @@ type Dialect interface {
 type Config[TTx any] struct {
 	// DB is the database.
 	DB DB[TTx]
-	// Engine dispatches admitted executions; New's caller made it with
-	// the River driver of the same database.
-	Engine *riverengine.Engine[TTx]
+	// River is River's driver on the same database: admitted executions
+	// are inserted as River jobs in the transaction that admits them.
+	River riverdriver.Driver[TTx]
+	// Logger receives River's warnings; nil discards them.
+	Logger *slog.Logger
 	// PollInterval is how often an idle queue of the engine looks for
 	// dispatches; zero means the engine's default.
 	PollInterval time.Duration
@@ -136,17 +145,22 @@ type Store[TTx any] struct {
 	claimFields      string
 }
 
-// New returns the rules on cfg.DB.
-func New[TTx any](cfg Config[TTx]) *Store[TTx] {
+// New returns the rules on cfg.DB, with a River client on cfg.River as
+// their job engine.
+func New[TTx any](cfg Config[TTx]) (*Store[TTx], error) {
+	eng, err := riverengine.New(cfg.River, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	return &Store[TTx]{
 		db:          cfg.DB,
-		engine:      cfg.Engine,
+		engine:      eng,
 		poll:        cfg.PollInterval,
 		notify:      cfg.NotifyCancel,
 		lock:        cfg.DB.Lock(false),
 		skipLocked:  cfg.DB.Lock(true),
 		claimFields: cfg.DB.SetFields(claimKeys, 3),
-	}
+	}, nil
 }
 
 // StartEngine implements store.Store.
@@ -177,6 +191,32 @@ func (s *Store[TTx]) labelSets(ctx context.Context) ([][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// lockIf returns the row-lock clause when lock is set.
+func (s *Store[TTx]) lockIf(lock bool) string {
+	if lock {
+		return s.lock
+	}
+	return ""
+}
+
+// getDoc reads the document of the one row query selects by key into a
+// new T: ErrNotFound, naming the record as what, when there is none.
+func getDoc[T any](ctx context.Context, ex Executor, query, what, key string) (*T, error) {
+	var doc []byte
+	err := ex.QueryRow(ctx, query, key).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s %q: %w", what, key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := json.Unmarshal(doc, v); err != nil {
+		return nil, fmt.Errorf("%s %q: corrupt record: %w", what, key, err)
+	}
+	return v, nil
 }
 
 // nullTime is t as an argument: nil for none.
