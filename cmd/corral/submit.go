@@ -147,23 +147,39 @@ func waitWithProgress(ctx context.Context, c *client.Client, e *client.Execution
 			err error
 		}{end, err}
 	}()
+	setStatus := func(st corral.Status) {
+		if st != "" && st != status {
+			status = st
+			if !tty {
+				fmt.Fprintf(os.Stderr, "corral submit: %s %s\n", e.ID, status)
+			}
+		}
+	}
+	apply := func(u progress) {
+		setStatus(u.status)
+		if u.line != "" {
+			lines++
+			last = u.line
+		}
+	}
 	for {
 		select {
 		case u := <-updates:
-			if u.status != "" && u.status != status {
-				status = u.status
-				if !tty {
-					fmt.Fprintf(os.Stderr, "corral submit: %s %s\n", e.ID, status)
-				}
-			}
-			if u.line != "" {
-				lines++
-				last = u.line
-			}
+			apply(u)
 			show(false)
 		case r := <-result:
+			// The stream's last updates and its end arrive together:
+			// take the updates first, so that no status line is lost.
+			for drained := false; !drained; {
+				select {
+				case u := <-updates:
+					apply(u)
+				default:
+					drained = true
+				}
+			}
 			if r.e != nil {
-				status = r.e.Status
+				setStatus(r.e.Status)
 			}
 			show(true)
 			return r.e, r.err
