@@ -36,110 +36,109 @@ var (
 // When data ends inside a value, f is called with what there is of it and
 // Members returns ErrTruncated. Any other malformation returns ErrSyntax.
 func Members(data []byte, f func(key, val []byte) bool) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) {
-		return ErrTruncated
-	}
-	if data[i] != '{' {
-		return ErrSyntax
-	}
-	i++
-	first := true
-	for {
-		i = skipSpace(data, i)
-		if i >= len(data) {
-			return ErrTruncated
+	i, err := open(data, '{')
+	for first := true; err == nil; first = false {
+		var done bool
+		if i, done, err = nextItem(data, i, '}', first); done || err != nil {
+			return err
 		}
-		if data[i] == '}' {
-			return trailing(data, i+1)
-		}
-		if !first {
-			if data[i] != ',' {
-				return ErrSyntax
-			}
-			i = skipSpace(data, i+1)
-			if i >= len(data) {
-				return ErrTruncated
-			}
-		}
-		first = false
 		if data[i] != '"' {
 			return ErrSyntax
 		}
-		end, err := skipString(data, i)
-		if err != nil {
-			return err
+		end, serr := skipString(data, i)
+		if serr != nil {
+			return serr
 		}
 		key := data[i+1 : end-1]
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return ErrTruncated
-		}
-		if data[i] != ':' {
-			return ErrSyntax
-		}
-		i = skipSpace(data, i+1)
-		if i >= len(data) {
-			return ErrTruncated
-		}
-		end, err = Skip(data, i)
-		if err == ErrTruncated {
-			f(key, data[i:])
+		if i, err = expect(data, end, ':'); err != nil {
 			return err
 		}
-		if err != nil {
+		if i, err = value(data, i, func(val []byte) bool { return f(key, val) }); i < 0 {
 			return err
 		}
-		if !f(key, data[i:end]) {
-			return nil
-		}
-		i = end
 	}
+	return err
 }
 
 // Elements calls f with each raw element of the JSON array data until f
 // returns false. Truncation and syntax errors are reported as by Members.
 func Elements(data []byte, f func(val []byte) bool) error {
+	i, err := open(data, '[')
+	for first := true; err == nil; first = false {
+		var done bool
+		if i, done, err = nextItem(data, i, ']', first); done || err != nil {
+			return err
+		}
+		if i, err = value(data, i, f); i < 0 {
+			return err
+		}
+	}
+	return err
+}
+
+// open returns the index just past the opening bracket that must start data.
+func open(data []byte, bracket byte) (int, error) {
 	i := skipSpace(data, 0)
 	if i >= len(data) {
-		return ErrTruncated
+		return i, ErrTruncated
 	}
-	if data[i] != '[' {
-		return ErrSyntax
+	if data[i] != bracket {
+		return i, ErrSyntax
 	}
-	i++
-	first := true
-	for {
-		i = skipSpace(data, i)
-		if i >= len(data) {
-			return ErrTruncated
-		}
-		if data[i] == ']' {
-			return trailing(data, i+1)
-		}
-		if !first {
-			if data[i] != ',' {
-				return ErrSyntax
-			}
-			i = skipSpace(data, i+1)
-			if i >= len(data) {
-				return ErrTruncated
-			}
-		}
-		first = false
-		end, err := Skip(data, i)
-		if err == ErrTruncated {
-			f(data[i:])
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if !f(data[i:end]) {
-			return nil
-		}
-		i = end
+	return i + 1, nil
+}
+
+// nextItem moves from i, just past the opening bracket or the previous item,
+// to the start of the next item of a container closed by closer. done reports
+// the closing bracket, with err telling whether only white space follows it.
+func nextItem(data []byte, i int, closer byte, first bool) (next int, done bool, err error) {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return i, false, ErrTruncated
 	}
+	if data[i] == closer {
+		return i, true, trailing(data, i+1)
+	}
+	if first {
+		return i, false, nil
+	}
+	i, err = expect(data, i, ',')
+	return i, false, err
+}
+
+// expect checks for the structural character c at data[i] (after white
+// space) and returns the index of what follows it, past white space.
+func expect(data []byte, i int, c byte) (int, error) {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return i, ErrTruncated
+	}
+	if data[i] != c {
+		return i, ErrSyntax
+	}
+	i = skipSpace(data, i+1)
+	if i >= len(data) {
+		return i, ErrTruncated
+	}
+	return i, nil
+}
+
+// value hands the value at data[i] to f and returns the index past it. A
+// negative index ends the walk: f asked to stop (err nil), the value was cut
+// off (f saw what there was of it; err ErrTruncated) or malformed.
+func value(data []byte, i int, f func(val []byte) bool) (int, error) {
+	end, err := Skip(data, i)
+	if err == ErrTruncated {
+		f(data[i:])
+		return -1, err
+	}
+	if err != nil {
+		return -1, err
+	}
+	if !f(data[i:end]) {
+		return -1, nil
+	}
+	return end, nil
 }
 
 // trailing accepts only white space after the closing bracket at i-1.
