@@ -40,8 +40,17 @@ func RunShared(t *testing.T, open OpenShared) {
 }
 
 func testSharedSubmits(t *testing.T, ss []store.Store) {
-	const capacity, per = 4, 100
-	agent(t, ss[0], "shared", capacity, store.OverflowQueue, 10000)
+	submitAndDrain(t, ss, "shared", 4, 100)
+}
+
+// submitAndDrain submits per tasks through each of the stores at once to an
+// agent with the given capacity and checks that exactly capacity of them
+// run; then it finishes the running ones round by round, each twice and
+// through different stores, checking that promotion from the backlog never
+// overbooks, until every task has succeeded and no slot is held.
+func submitAndDrain(t *testing.T, ss []store.Store, name string, capacity, per int) {
+	t.Helper()
+	agent(t, ss[0], name, capacity, store.OverflowQueue, 10000)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[corral.Status]int{}
@@ -51,7 +60,7 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				adm, err := s.Submit(ctx, &store.Submission{Agent: "shared", Input: fmt.Sprint(i)})
+				adm, err := s.Submit(ctx, &store.Submission{Agent: name, Input: fmt.Sprint(i)})
 				if err != nil {
 					errs <- err
 					return
@@ -71,13 +80,11 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 	if statuses[corral.StatusRunning] != capacity || statuses[corral.StatusQueued] != total-capacity {
 		t.Fatalf("admissions: %v, want %d running and %d queued", statuses, capacity, total-capacity)
 	}
-	// Every worker finishes runs at once, duplicates racing; promotion
-	// through any of them must never overbook.
 	for round := 0; ; round++ {
 		if round > total {
 			t.Fatal("the queue never drained")
 		}
-		list, _, err := ss[round%len(ss)].ListExecutions(ctx, store.ExecutionFilter{Agent: "shared", Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
+		list, _, err := ss[round%len(ss)].ListExecutions(ctx, store.ExecutionFilter{Agent: name, Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +96,7 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 		}
 		var wg sync.WaitGroup
 		for i, e := range list {
-			for j := range 2 {
+			for j := range 2 { // duplicate completions race each other
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -100,7 +107,7 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 			}
 		}
 		wg.Wait()
-		if n := len(slots(t, ss[1], "shared")); n > capacity {
+		if n := len(slots(t, ss[len(ss)-1], name)); n > capacity {
 			t.Fatalf("%d slots held, capacity %d", n, capacity)
 		}
 	}
@@ -108,23 +115,29 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st[0].ByStatus[corral.StatusSucceeded] != total || st[0].SlotsUsed != 0 {
-		t.Fatalf("after draining: %+v", st)
+	for _, a := range st {
+		if a.Agent == name {
+			if a.ByStatus[corral.StatusSucceeded] != total || a.SlotsUsed != 0 {
+				t.Fatalf("after draining: %+v", a)
+			}
+			return
+		}
 	}
+	t.Fatalf("no stats for agent %s: %+v", name, st)
 }
 
-func testSharedClaim(t *testing.T, ss []store.Store) {
-	agent(t, ss[0], "cl", 1, store.OverflowReject, 0)
-	e := submit(t, ss[0], "cl", "x")
+// race makes n calls of try at once and returns how many succeeded; an
+// error other than store.ErrConflict fails the test.
+func race(t *testing.T, n int, try func(i int) error) int {
+	t.Helper()
 	var wins int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i := range 12 {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := ss[i%len(ss)].Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "")
-			switch {
+			switch err := try(i); {
 			case err == nil:
 				mu.Lock()
 				wins++
@@ -135,6 +148,16 @@ func testSharedClaim(t *testing.T, ss []store.Store) {
 		}()
 	}
 	wg.Wait()
+	return wins
+}
+
+func testSharedClaim(t *testing.T, ss []store.Store) {
+	agent(t, ss[0], "cl", 1, store.OverflowReject, 0)
+	e := submit(t, ss[0], "cl", "x")
+	wins := race(t, 12, func(i int) error {
+		_, err := ss[i%len(ss)].Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "")
+		return err
+	})
 	if wins != 1 {
 		t.Fatalf("%d claims won across workers, want 1", wins)
 	}
@@ -149,25 +172,10 @@ func testSharedFire(t *testing.T, ss []store.Store) {
 	// Ten fires in a row, each raced by every worker twice.
 	for tick := range 10 {
 		fire := at.Add(time.Duration(tick) * time.Second)
-		var wins int
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for i := range 2 * len(ss) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := ss[i%len(ss)].FireSchedule(ctx, "sch", fire, fire.Add(time.Second), &store.Submission{Agent: "sf", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch"})
-				switch {
-				case err == nil:
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				case !errors.Is(err, store.ErrConflict):
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
+		wins := race(t, 2*len(ss), func(i int) error {
+			_, err := ss[i%len(ss)].FireSchedule(ctx, "sch", fire, fire.Add(time.Second), &store.Submission{Agent: "sf", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch"})
+			return err
+		})
 		if wins != 1 {
 			t.Fatalf("fire %d taken %d times, want once", tick, wins)
 		}

@@ -262,89 +262,16 @@ func testReleaseOwnSlot(t *testing.T, s store.Store) {
 }
 
 func testConcurrentSubmits(t *testing.T, s store.Store) {
-	agent(t, s, "cc", 4, store.OverflowQueue, 1000)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[corral.Status]int{}
-	errs := make(chan error, 100)
-	for i := range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			adm, err := s.Submit(ctx, &store.Submission{Agent: "cc", Input: fmt.Sprint(i)})
-			if err != nil {
-				errs <- err
-				return
-			}
-			mu.Lock()
-			statuses[adm.Execution.Status]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if statuses[corral.StatusRunning] != 4 || statuses[corral.StatusQueued] != 96 {
-		t.Fatalf("admissions: %v, want 4 running and 96 queued", statuses)
-	}
-	// Finish everything concurrently; promotion must never overbook.
-	for round := 0; round < 30; round++ {
-		list, _, err := s.ListExecutions(ctx, store.ExecutionFilter{Agent: "cc", Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(list) > 4 {
-			t.Fatalf("%d running, capacity 4", len(list))
-		}
-		if len(list) == 0 {
-			break
-		}
-		var wg sync.WaitGroup
-		for _, e := range list {
-			wg.Add(2)
-			for range 2 { // duplicate completions race each other
-				go func() {
-					defer wg.Done()
-					s.Finish(ctx, e.ID, &store.Outcome{Status: corral.StatusSucceeded})
-				}()
-			}
-		}
-		wg.Wait()
-		if n := len(slots(t, s, "cc")); n > 4 {
-			t.Fatalf("%d slots held, capacity 4", n)
-		}
-	}
-	st, err := s.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st) != 1 || st[0].ByStatus[corral.StatusSucceeded] != 100 || st[0].SlotsUsed != 0 {
-		t.Fatalf("stats after draining: %+v", st)
-	}
+	submitAndDrain(t, []store.Store{s}, "cc", 4, 100)
 }
 
 func testClaimOnce(t *testing.T, s store.Store) {
 	agent(t, s, "cl", 1, store.OverflowReject, 0)
 	e := submit(t, s, "cl", "x")
-	var wins int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "/log"); err == nil {
-				mu.Lock()
-				wins++
-				mu.Unlock()
-			} else if !errors.Is(err, store.ErrConflict) {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	wins := race(t, 8, func(i int) error {
+		_, err := s.Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "/log")
+		return err
+	})
 	if wins != 1 {
 		t.Fatalf("%d claims won, want 1", wins)
 	}
@@ -499,27 +426,13 @@ func testScheduleFire(t *testing.T, s store.Store) {
 	if err != nil || len(due) != 1 {
 		t.Fatalf("due: %v %v", due, err)
 	}
-	var wins int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			adm, err := s.FireSchedule(ctx, "sch1", at, at.Add(time.Second), &store.Submission{Agent: "s", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch1"})
-			if err == nil {
-				mu.Lock()
-				wins++
-				mu.Unlock()
-				if adm.Execution.Trigger != store.TriggerSchedule {
-					t.Error("trigger not recorded")
-				}
-			} else if !errors.Is(err, store.ErrConflict) {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	wins := race(t, 6, func(int) error {
+		adm, err := s.FireSchedule(ctx, "sch1", at, at.Add(time.Second), &store.Submission{Agent: "s", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch1"})
+		if err == nil && adm.Execution.Trigger != store.TriggerSchedule {
+			t.Error("trigger not recorded")
+		}
+		return err
+	})
 	if wins != 1 {
 		t.Fatalf("%d workers fired the same time, want 1", wins)
 	}
