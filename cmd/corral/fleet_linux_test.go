@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -96,79 +94,13 @@ func (f *fleet) stop() {
 // (each run holds a file while it lives) and as the fleet reports it.
 func TestFleetThreeWorkersShareCapacityAndNeverOverbook(t *testing.T) {
 	f := newFleet(t, 3, "--shutdown-timeout", "0s")
-	const capacity, total = 4, 300
-	createAgent(t, f.workers[0].c, &client.Agent{Name: "q", MaxParallelTasks: capacity, Overflow: store.OverflowQueue, MaxBacklog: 1000})
-	live := t.TempDir()
-	task := fmt.Sprintf(`f=$(mktemp -p %s); sleep 0.05; rm -f "$f"`, live)
-	var maxFiles, maxSlots, samples atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			ents, _ := os.ReadDir(live)
-			if n := int64(len(ents)); n > maxFiles.Load() {
-				maxFiles.Store(n)
-			}
-			samples.Add(1)
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, slots, err := f.workers[i%3].c.Slots(bg, "q"); err == nil && int64(len(slots)) > maxSlots.Load() {
-				maxSlots.Store(int64(len(slots)))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	var sub sync.WaitGroup
-	errs := make(chan error, total)
-	for i := range total {
-		sub.Add(1)
-		go func() {
-			defer sub.Done()
-			if _, err := f.workers[i%3].c.Submit(bg, "q", task, 0); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	sub.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("submission refused: %v", err)
-	}
-	var done []*client.Execution
-	testutil.WaitFor(t, 4*time.Minute, "300 runs succeeding", func() bool {
-		list, _, err := f.workers[1].c.Executions(bg, client.ListOptions{Agent: "q", Statuses: []corral.Status{corral.StatusSucceeded}, Limit: 1000})
-		done = list
-		return err == nil && len(list) == total
-	})
-	close(stop)
-	wg.Wait()
+	cs := []*client.Client{f.workers[0].c, f.workers[1].c, f.workers[2].c}
+	done := loadCapacity(t, cs, 4, 300, "0.05", 4*time.Minute)
 	byWorker := map[string]int{}
 	for _, e := range done {
 		byWorker[e.WorkerID]++
 	}
-	t.Logf("max running: %d by processes, %d by slots, over %d samples; runs by worker %v", maxFiles.Load(), maxSlots.Load(), samples.Load(), byWorker)
-	if maxFiles.Load() > capacity || maxSlots.Load() > capacity {
-		t.Fatalf("capacity %d exceeded: %d processes, %d slots at once", capacity, maxFiles.Load(), maxSlots.Load())
-	}
-	if maxSlots.Load() < 2 {
-		t.Fatal("never two at once: the test did not exercise concurrency")
-	}
+	t.Logf("runs by worker %v", byWorker)
 	if len(byWorker) < 2 {
 		t.Fatalf("one worker ran everything: %v", byWorker)
 	}

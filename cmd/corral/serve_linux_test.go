@@ -136,10 +136,23 @@ func TestEveryRouteButHealthzNeedsTheToken(t *testing.T) {
 func TestAdmissionUnder200ConcurrentSubmissionsNeverExceedsCapacity(t *testing.T) {
 	tag := testutil.Tag(t)
 	s := startServe(t, t.TempDir(), tag)
-	const capacity = 4
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: capacity, Overflow: store.OverflowQueue, MaxBacklog: 1000})
+	loadCapacity(t, []*client.Client{s.c}, 4, 200, "0.02", 3*time.Minute)
+	s.stop()
+	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}
+
+// loadCapacity creates agent "q" with the given capacity and a queue, sends
+// total concurrent submissions spread over the clients (each run holds a
+// file while it lives, for the given sleep) and waits until all of them
+// have succeeded. Throughout, it samples the running count as the
+// processes see it (the files) and as the service reports it (the slots,
+// asked of each client in turn), and fails if either ever exceeds the
+// capacity or never reaches two. It returns the finished executions.
+func loadCapacity(t *testing.T, cs []*client.Client, capacity, total int, sleep string, timeout time.Duration) []*client.Execution {
+	t.Helper()
+	createAgent(t, cs[0], &client.Agent{Name: "q", MaxParallelTasks: capacity, Overflow: store.OverflowQueue, MaxBacklog: 1000})
 	live := t.TempDir()
-	task := fmt.Sprintf(`f=$(mktemp -p %s); sleep 0.02; rm -f "$f"`, live)
+	task := fmt.Sprintf(`f=$(mktemp -p %s); sleep %s; rm -f "$f"`, live, sleep)
 
 	var maxFiles, maxSlots, samples atomic.Int64
 	stop := make(chan struct{})
@@ -163,53 +176,52 @@ func TestAdmissionUnder200ConcurrentSubmissionsNeverExceedsCapacity(t *testing.T
 	}()
 	go func() { // the service's account
 		defer wg.Done()
-		for {
+		for i := 0; ; i++ {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			if _, slots, err := s.c.Slots(bg, "q"); err == nil && int64(len(slots)) > maxSlots.Load() {
+			if _, slots, err := cs[i%len(cs)].Slots(bg, "q"); err == nil && int64(len(slots)) > maxSlots.Load() {
 				maxSlots.Store(int64(len(slots)))
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	ids := make([]string, 200)
 	var sub sync.WaitGroup
-	errs := make(chan error, 200)
-	for i := range ids {
+	errs := make(chan error, total)
+	for i := range total {
 		sub.Add(1)
 		go func() {
 			defer sub.Done()
-			e, err := s.c.Submit(bg, "q", task, 0)
-			if err != nil {
+			if _, err := cs[i%len(cs)].Submit(bg, "q", task, 0); err != nil {
 				errs <- err
-				return
 			}
-			ids[i] = e.ID
 		}()
 	}
 	sub.Wait()
 	close(errs)
 	for err := range errs {
+		close(stop)
+		wg.Wait()
 		t.Fatalf("submission refused: %v", err)
 	}
-	testutil.WaitFor(t, 3*time.Minute, "200 runs succeeding", func() bool {
-		list, _, err := s.c.Executions(bg, client.ListOptions{Agent: "q", Statuses: []corral.Status{corral.StatusSucceeded}, Limit: 1000})
-		return err == nil && len(list) == 200
+	var done []*client.Execution
+	testutil.WaitFor(t, timeout, fmt.Sprint(total, " runs succeeding"), func() bool {
+		list, _, err := cs[len(cs)-1].Executions(bg, client.ListOptions{Agent: "q", Statuses: []corral.Status{corral.StatusSucceeded}, Limit: 1000})
+		done = list
+		return err == nil && len(list) == total
 	})
 	close(stop)
 	wg.Wait()
 	t.Logf("max running: %d by processes, %d by slots, over %d samples", maxFiles.Load(), maxSlots.Load(), samples.Load())
-	if maxFiles.Load() > capacity || maxSlots.Load() > capacity {
+	if maxFiles.Load() > int64(capacity) || maxSlots.Load() > int64(capacity) {
 		t.Fatalf("capacity %d exceeded: %d processes, %d slots at once", capacity, maxFiles.Load(), maxSlots.Load())
 	}
 	if maxSlots.Load() < 2 {
 		t.Fatalf("never more than %d at once: the test did not exercise concurrency", maxSlots.Load())
 	}
-	s.stop()
-	testutil.AssertNoTagged(t, tag, 5*time.Second)
+	return done
 }
 
 func TestRejectPolicyAdmitsExactlyCapacityAndAnswers429(t *testing.T) {
