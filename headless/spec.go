@@ -255,17 +255,9 @@ func (s *Spec) validate() error {
 	return nil
 }
 
+// orDefault reads a setting where zero means "the default" and a negative
+// value means "off" (0).
 func orDefault[T ~int | ~int64](v, def T) T {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
-func durDefault(v, def time.Duration) time.Duration {
 	switch {
 	case v == 0:
 		return def
@@ -291,7 +283,7 @@ func (s *Spec) StallLimit(name string) time.Duration {
 		}
 	}
 	if strings.HasPrefix(name, "mcp__") {
-		return durDefault(s.StallTimeout, DefaultStallTimeout)
+		return orDefault(s.StallTimeout, DefaultStallTimeout)
 	}
 	return 0
 }

@@ -504,7 +504,7 @@ func (t *Turn) deadline() time.Time {
 	if d := t.st.tl.nextStall(); !d.IsZero() {
 		earlier(d)
 	}
-	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
+	if idle := orDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		earlier(time.Unix(0, t.lastOut.Load()).Add(idle))
 	}
 	return d
@@ -518,7 +518,7 @@ func (t *Turn) expired(now time.Time) FinalizedBy {
 		t.st.stalled = c
 		return FinalizedByStall
 	}
-	if idle := durDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
+	if idle := orDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		if !now.Before(time.Unix(0, t.lastOut.Load()).Add(idle)) {
 			return FinalizedByIdle
 		}
@@ -547,7 +547,7 @@ func (t *Turn) run(ctx context.Context) {
 		}
 		cancelling = true
 		ctxDone = nil
-		if g := durDefault(t.spec.InterruptGrace, DefaultInterruptGrace); g > 0 {
+		if g := orDefault(t.spec.InterruptGrace, DefaultInterruptGrace); g > 0 {
 			if err := t.p.Signal(syscall.SIGINT); err == nil {
 				interrupt = time.After(g)
 				return
@@ -639,7 +639,7 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	end := time.Now()
 	if !procDone {
-		linger := durDefault(t.spec.Linger, DefaultLinger)
+		linger := orDefault(t.spec.Linger, DefaultLinger)
 		if by == FinalizedByResult && linger > 0 {
 			lt := time.NewTimer(linger)
 			select {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -277,24 +276,9 @@ func TestStdio200MBOfOutputKeepsServerUnder64MiB(t *testing.T) {
 	if fi, err := os.Stat(r.FullOutputPath); err != nil || fi.Size() < 200000000 {
 		t.Errorf("full output file: %v", err)
 	}
-	hwm := vmHWM(t, cmd.Process.Pid)
+	hwm := testutil.PeakRSS(t, cmd.Process.Pid)
 	t.Logf("server peak RSS: %.1f MiB", float64(hwm)/(1<<20))
 	if hwm > 64<<20 {
 		t.Errorf("server peak RSS %d MiB, want at most 64", hwm>>20)
 	}
-}
-
-func vmHWM(t *testing.T, pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"strconv"
+
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -153,26 +154,11 @@ func TestRun200MBOfOutputKeepsMemoryBounded(t *testing.T) {
 	if res.StdoutBytes < 200000000 || !strings.HasSuffix(res.Stdout, "done\n") {
 		t.Fatalf("got %d bytes, tail %q", res.StdoutBytes, res.Stdout[len(res.Stdout)-20:])
 	}
-	hwm := peakRSS(t)
+	hwm := testutil.PeakRSS(t, 0)
 	t.Logf("peak RSS of the test process: %d MiB", hwm>>20)
 	if hwm > 64<<20 {
 		t.Errorf("peak RSS %d MiB for 200 MB of output, want at most 64 MiB", hwm>>20)
 	}
-}
-
-func peakRSS(t *testing.T) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
 }
 
 func TestRunStreamsOutputAndReportsTheProcess(t *testing.T) {

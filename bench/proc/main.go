@@ -306,15 +306,11 @@ func capture() {
 
 // hwm returns this process's peak resident set size in bytes.
 func hwm() int64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb << 10
-		}
+	n, err := procfs.Memory(0, "VmHWM")
+	if err != nil {
+		panic(err)
 	}
-	return 0
+	return n
 }
 
 // ---- concurrent --------------------------------------------------------
@@ -377,13 +373,9 @@ func fds() int {
 }
 
 func rss() int64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb << 10
-		}
+	n, err := procfs.Memory(0, "VmRSS")
+	if err != nil {
+		panic(err)
 	}
-	return 0
+	return n
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command shell measures the agent shell tool against the figures of the
 // best-known peer (an agent framework's local shell tool) and against
 // references measured in the same run:
@@ -33,6 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/shell"
 )
 
@@ -187,15 +190,9 @@ func mcp200(bin string) (int64, time.Duration) {
 	}
 	check(json.Unmarshal(b, &r))
 	must(r.StdoutBytes >= 200000000, "output did not go through")
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	hwm, err := procfs.Memory(cmd.Process.Pid, "VmHWM")
 	check(err)
-	for _, l := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, took
-		}
-	}
-	panic("no VmHWM")
+	return hwm, took
 }
 
 func check(err error) {

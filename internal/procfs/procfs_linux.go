@@ -208,3 +208,27 @@ func SignalIf(pid int, sig unix.Signal, same func() bool) error {
 	}
 	return err
 }
+
+// Memory returns a memory figure of /proc/PID/status in bytes: field is its
+// name, such as "VmRSS" (resident now) or "VmHWM" (peak resident). Pid 0 is
+// the calling process.
+func Memory(pid int, field string) (int64, error) {
+	dir := "self"
+	if pid != 0 {
+		dir = strconv.Itoa(pid)
+	}
+	b, err := os.ReadFile("/proc/" + dir + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("procfs: %s of %s: %w", field, dir, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("procfs: no %s in /proc/%s/status", field, dir)
+}

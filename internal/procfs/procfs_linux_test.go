@@ -56,3 +56,17 @@ func FuzzParseStat(f *testing.F) {
 		ParseStat(b) // must not panic
 	})
 }
+
+func TestMemory(t *testing.T) {
+	rss, err := Memory(0, "VmRSS")
+	if err != nil || rss < 1<<20 {
+		t.Fatalf("VmRSS of the test process: %d, %v", rss, err)
+	}
+	peak, err := Memory(os.Getpid(), "VmHWM")
+	if err != nil || peak < rss {
+		t.Fatalf("VmHWM %d below VmRSS %d (%v)", peak, rss, err)
+	}
+	if _, err := Memory(0, "NoSuchField"); err == nil {
+		t.Fatal("a missing field was read")
+	}
+}

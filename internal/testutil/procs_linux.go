@@ -141,3 +141,14 @@ func ReapZombies() {
 		unix.Wait4(st.Pid, &ws, unix.WNOHANG, nil)
 	}
 }
+
+// PeakRSS returns the peak resident set size of process pid (0: the test
+// process) in bytes, failing the test when it cannot be read.
+func PeakRSS(t testing.TB, pid int) int64 {
+	t.Helper()
+	n, err := procfs.Memory(pid, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
