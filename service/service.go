@@ -232,8 +232,8 @@ func (s *Service) Start(ctx context.Context) error {
 	s.cancel, s.cancelSched = cancel, cancelSched
 	s.mu.Unlock()
 	s.loops.Add(2)
-	go s.heartbeatLoop(lctx)
-	go s.cancelLoop(lctx)
+	go s.every(lctx, s.cfg.Heartbeat, s.heartbeat)
+	go s.every(lctx, s.cfg.CancelPoll, s.pollCancels)
 	if w, ok := s.st.(store.CancelWatcher); ok {
 		s.loops.Add(1)
 		go s.watchCancels(lctx, w)
@@ -332,9 +332,10 @@ func (s *Service) isClosed() bool {
 	return s.closed
 }
 
-func (s *Service) heartbeatLoop(ctx context.Context) {
+// every calls f once a period until ctx ends, as one of s.loops.
+func (s *Service) every(ctx context.Context, period time.Duration, f func(context.Context)) {
 	defer s.loops.Done()
-	t := time.NewTicker(s.cfg.Heartbeat)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -342,13 +343,19 @@ func (s *Service) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.renew(ctx)
-		if err := s.recoverDead(ctx, false); err != nil && ctx.Err() == nil {
-			s.log.Warn("recovery failed", "err", err)
-		}
-		if err := s.st.RefreshEngine(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("could not look for new agent labels", "err", err)
-		}
+		f(ctx)
+	}
+}
+
+// heartbeat renews this worker's leases, recovers the runs of dead
+// workers and picks up agents' new labels.
+func (s *Service) heartbeat(ctx context.Context) {
+	s.renew(ctx)
+	if err := s.recoverDead(ctx, false); err != nil && ctx.Err() == nil {
+		s.log.Warn("recovery failed", "err", err)
+	}
+	if err := s.st.RefreshEngine(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("could not look for new agent labels", "err", err)
 	}
 }
 
@@ -409,29 +416,21 @@ func (s *Service) fence() {
 	}
 }
 
-func (s *Service) cancelLoop(ctx context.Context) {
-	defer s.loops.Done()
-	t := time.NewTicker(s.cfg.CancelPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		n := len(s.runs)
-		s.mu.Unlock()
-		if n == 0 {
-			continue
-		}
-		ids, err := s.st.CancelRequested(ctx, s.id)
-		if err != nil {
-			continue
-		}
-		for _, id := range ids {
-			s.stopLocal(id)
-		}
+// pollCancels stops the local runs whose cancellation was requested, in
+// case a notification was missed.
+func (s *Service) pollCancels(ctx context.Context) {
+	s.mu.Lock()
+	n := len(s.runs)
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	ids, err := s.st.CancelRequested(ctx, s.id)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		s.stopLocal(id)
 	}
 }
 
