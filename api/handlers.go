@@ -39,7 +39,8 @@ type SlotList struct {
 	Slots    []service.Slot `json:"slots"`
 }
 
-// ScheduleList is the answer of GET /v1/agents/{name}/schedules.
+// ScheduleList is the answer of GET /v1/agents/{name}/schedules and of
+// GET /v1/schedules.
 type ScheduleList struct {
 	Schedules []*service.Schedule `json:"schedules"`
 }
@@ -256,8 +257,14 @@ func (s *Server) agentSchedule(w http.ResponseWriter, r *http.Request) (*service
 	return sc, true
 }
 
+// listSchedules answers with one agent's schedules, or with every agent's
+// under /v1/schedules (narrowed by ?agent=).
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
-	list, err := s.svc.Schedules(r.Context(), r.PathValue("name"))
+	agent := r.PathValue("name")
+	if agent == "" {
+		agent = r.URL.Query().Get("agent")
+	}
+	list, err := s.svc.Schedules(r.Context(), agent)
 	if err != nil {
 		s.fail(w, r, err)
 		return

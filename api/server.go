@@ -84,6 +84,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/agents/{name}/tasks", s.auth(s.submit))
 	m.HandleFunc("GET /v1/agents/{name}/slots", s.auth(s.slots))
 
+	m.HandleFunc("GET /v1/schedules", s.auth(s.listSchedules))
 	m.HandleFunc("GET /v1/agents/{name}/schedules", s.auth(s.listSchedules))
 	m.HandleFunc("POST /v1/agents/{name}/schedules", s.auth(s.createSchedule))
 	m.HandleFunc("GET /v1/agents/{name}/schedules/{id}", s.auth(s.getSchedule))

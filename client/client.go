@@ -286,12 +286,16 @@ func (c *Client) Retry(ctx context.Context, id string) (*Execution, error) {
 	return &e, c.do(ctx, "POST", "/v1/executions/"+url.PathEscape(id)+"/retry", nil, &e)
 }
 
-// Schedules lists an agent's schedules.
+// Schedules lists an agent's schedules, or every agent's when agent is "".
 func (c *Client) Schedules(ctx context.Context, agent string) ([]*Schedule, error) {
 	var out struct {
 		Schedules []*Schedule `json:"schedules"`
 	}
-	err := c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(agent)+"/schedules", nil, &out)
+	path := "/v1/schedules"
+	if agent != "" {
+		path = "/v1/agents/" + url.PathEscape(agent) + "/schedules"
+	}
+	err := c.do(ctx, "GET", path, nil, &out)
 	return out.Schedules, err
 }
 

@@ -103,6 +103,11 @@ func TestClientCommandsDriveTheServiceWithTextAndJSON(t *testing.T) {
 	if !strings.Contains(out, sc.ID) || !strings.Contains(out, "Europe/Paris") {
 		t.Fatalf("schedules list: %s", out)
 	}
+	out, _ = must(0, "schedules", "list")
+	if !strings.Contains(out, sc.ID) || !strings.Contains(out, " sh ") {
+		t.Fatalf("schedules list of every agent: %s", out)
+	}
+	must(2, "schedules", "delete")
 	must(0, "schedules", "update", "sh", sc.ID, "--disable", "--missed", "run_once")
 	out, _ = must(0, "schedules", "list", "sh", "--json")
 	var scs []client.Schedule

@@ -16,7 +16,7 @@ func init() {
 }
 
 const schedulesUsage = `Usage:
-  corral schedules list AGENT
+  corral schedules list [AGENT]
   corral schedules create AGENT --cron EXPR --input INPUT [--tz ZONE] [--missed skip|run_once] [--disabled]
   corral schedules update AGENT ID [--cron EXPR] [--input INPUT] [--tz ZONE] [--missed ...] [--enable|--disable]
   corral schedules delete AGENT ID
@@ -26,7 +26,8 @@ A schedule submits INPUT to AGENT on a cron expression in a time zone
 (IANA name, default UTC): five fields (minute hour day month weekday), six
 with seconds first, or a descriptor (@hourly, @daily, "@every 90s").
 Fires missed while the service was down are skipped (--missed skip, the
-default) or run once (--missed run_once). trigger runs the task now.
+default) or run once (--missed run_once). trigger runs the task now. list
+without AGENT lists the schedules of every agent.
 ` + clientEnvHelp + `
 Flags:
 `
@@ -49,13 +50,18 @@ func schedulesMain(args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if len(pos) < 2 {
-		return usageError("schedules", "want a subcommand and an AGENT")
+	if len(pos) == 0 {
+		return usageError("schedules", "want a subcommand")
 	}
-	verb, agent := pos[0], pos[1]
-	id := ""
+	verb, agent, id := pos[0], "", ""
+	if len(pos) > 1 {
+		agent = pos[1]
+	}
 	if len(pos) > 2 {
 		id = pos[2]
+	}
+	if agent == "" && verb != "list" && verb != "ls" {
+		return usageError("schedules", "%s needs an AGENT", verb)
 	}
 	ctx := context.Background()
 	c := cf.client()
@@ -81,9 +87,9 @@ func schedulesMain(args []string) int {
 			return exitOK
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
+		fmt.Fprintln(tw, "ID\tAGENT\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
 		for _, sc := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Agent, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
 		}
 		tw.Flush()
 		return exitOK

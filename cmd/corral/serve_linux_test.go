@@ -95,7 +95,7 @@ func TestEveryRouteButHealthzNeedsTheToken(t *testing.T) {
 	createAgent(t, s.c, &client.Agent{Name: "a"})
 	routes := [][2]string{
 		{"GET", "/metrics"}, {"GET", "/v1/agents"}, {"POST", "/v1/agents"}, {"GET", "/v1/agents/a"}, {"PATCH", "/v1/agents/a"},
-		{"DELETE", "/v1/agents/a"}, {"POST", "/v1/agents/a/tasks"}, {"GET", "/v1/agents/a/slots"}, {"GET", "/v1/agents/a/schedules"},
+		{"DELETE", "/v1/agents/a"}, {"POST", "/v1/agents/a/tasks"}, {"GET", "/v1/agents/a/slots"}, {"GET", "/v1/agents/a/schedules"}, {"GET", "/v1/schedules"},
 		{"POST", "/v1/agents/a/schedules"}, {"GET", "/v1/agents/a/schedules/x"}, {"PATCH", "/v1/agents/a/schedules/x"},
 		{"DELETE", "/v1/agents/a/schedules/x"}, {"POST", "/v1/agents/a/schedules/x/trigger"}, {"GET", "/v1/executions"},
 		{"GET", "/v1/executions/x"}, {"POST", "/v1/executions/x/cancel"}, {"POST", "/v1/executions/x/retry"},
