@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corralrun/corral/headless/internal/jsonscan"
+	"github.com/corralrun/corral/internal/setting"
 )
 
 // MaxDetail bounds the short texts of a tool call (Event.Detail,
@@ -88,9 +89,9 @@ func (r *Parser) line(line []byte, cut bool, at time.Time) *lineInfo {
 	if !r.ready {
 		r.ready = true
 		r.p.format = r.Format
-		r.p.maxText = orDefault(r.MaxEventText, DefaultMaxEventText)
-		r.p.maxRaw = orDefault(r.MaxEventRaw, DefaultMaxEventRaw)
-		r.p.maxLine = orDefault(r.MaxLine, DefaultMaxLine)
+		r.p.maxText = setting.Or(r.MaxEventText, DefaultMaxEventText)
+		r.p.maxRaw = setting.Or(r.MaxEventRaw, DefaultMaxEventRaw)
+		r.p.maxLine = setting.Or(r.MaxLine, DefaultMaxLine)
 	}
 	if r.p.maxLine > 0 && len(line) > r.p.maxLine {
 		line, cut = line[:r.p.maxLine], true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -255,18 +256,6 @@ func (s *Spec) validate() error {
 	return nil
 }
 
-// orDefault reads a setting where zero means "the default" and a negative
-// value means "off" (0).
-func orDefault[T ~int | ~int64](v, def T) T {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
 // StallLimit returns the stall limit the spec gives a tool, by its name:
 // the first exact match of ToolLimits, else the first glob that matches,
 // else StallTimeout (or DefaultStallTimeout) for MCP tools ("mcp__*");
@@ -283,7 +272,7 @@ func (s *Spec) StallLimit(name string) time.Duration {
 		}
 	}
 	if strings.HasPrefix(name, "mcp__") {
-		return orDefault(s.StallTimeout, DefaultStallTimeout)
+		return setting.Or(s.StallTimeout, DefaultStallTimeout)
 	}
 	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/corralrun/corral/internal/setting"
 )
 
 // Timeline folds a turn's events, in stream order, into what a person
@@ -175,7 +177,7 @@ func (tl *Timeline) closeCall(e *Event) {
 // keep appends a call and returns its index, unless the timeline is full:
 // then it counts the call and returns -1.
 func (tl *Timeline) keep(c ToolCall) int {
-	if len(tl.tools) >= orDefault(tl.MaxTools, DefaultMaxTools) {
+	if len(tl.tools) >= setting.Or(tl.MaxTools, DefaultMaxTools) {
 		tl.dropped++
 		return -1
 	}

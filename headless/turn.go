@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -130,7 +131,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	t.initStream()
 	t.errLines = capture.Lines{Max: 64 << 10, Func: t.onStderrLine}
 	if spec.TranscriptPath != "" {
-		tr, err := openTranscript(spec.TranscriptPath, orDefault(spec.MaxTranscript, DefaultMaxTranscript), t.red)
+		tr, err := openTranscript(spec.TranscriptPath, setting.Or(spec.MaxTranscript, DefaultMaxTranscript), t.red)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +182,7 @@ func (t *Turn) initStream() {
 	t.parser = Parser{Format: spec.Format, MaxLine: spec.MaxLine, MaxEventText: spec.MaxEventText, MaxEventRaw: spec.MaxEventRaw}
 	t.st.format = spec.Format
 	t.st.tl = Timeline{StallLimit: spec.StallLimit}
-	t.lines = capture.Lines{Max: orDefault(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
+	t.lines = capture.Lines{Max: setting.Or(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
 }
 
 // Handle identifies the agent's tree for proc.Reclaim after a crash.
@@ -504,7 +505,7 @@ func (t *Turn) deadline() time.Time {
 	if d := t.st.tl.nextStall(); !d.IsZero() {
 		earlier(d)
 	}
-	if idle := orDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
+	if idle := setting.Or(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		earlier(time.Unix(0, t.lastOut.Load()).Add(idle))
 	}
 	return d
@@ -518,7 +519,7 @@ func (t *Turn) expired(now time.Time) FinalizedBy {
 		t.st.stalled = c
 		return FinalizedByStall
 	}
-	if idle := orDefault(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
+	if idle := setting.Or(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
 		if !now.Before(time.Unix(0, t.lastOut.Load()).Add(idle)) {
 			return FinalizedByIdle
 		}
@@ -547,7 +548,7 @@ func (t *Turn) run(ctx context.Context) {
 		}
 		cancelling = true
 		ctxDone = nil
-		if g := orDefault(t.spec.InterruptGrace, DefaultInterruptGrace); g > 0 {
+		if g := setting.Or(t.spec.InterruptGrace, DefaultInterruptGrace); g > 0 {
 			if err := t.p.Signal(syscall.SIGINT); err == nil {
 				interrupt = time.After(g)
 				return
@@ -639,7 +640,7 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	end := time.Now()
 	if !procDone {
-		linger := orDefault(t.spec.Linger, DefaultLinger)
+		linger := setting.Or(t.spec.Linger, DefaultLinger)
 		if by == FinalizedByResult && linger > 0 {
 			lt := time.NewTimer(linger)
 			select {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/setting"
 )
 
 // Defaults applied to the zero values of a Spec.
@@ -124,32 +125,8 @@ type Limits struct {
 	Memory int64
 }
 
-func (s *Spec) grace() time.Duration {
-	switch {
-	case s.Grace == 0:
-		return DefaultGrace
-	case s.Grace < 0:
-		return 0
-	}
-	return s.Grace
-}
+func (s *Spec) grace() time.Duration { return setting.Or(s.Grace, DefaultGrace) }
 
-func (s *Spec) drain() time.Duration {
-	switch {
-	case s.Drain == 0:
-		return DefaultDrain
-	case s.Drain < 0:
-		return 0
-	}
-	return s.Drain
-}
+func (s *Spec) drain() time.Duration { return setting.Or(s.Drain, DefaultDrain) }
 
-func (s *Spec) maxOutput() int {
-	switch {
-	case s.MaxOutput == 0:
-		return DefaultMaxOutput
-	case s.MaxOutput < 0:
-		return 0
-	}
-	return s.MaxOutput
-}
+func (s *Spec) maxOutput() int { return setting.Or(s.MaxOutput, DefaultMaxOutput) }

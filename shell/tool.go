@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -247,15 +248,7 @@ func (t *Tool) maxChars(req int) int {
 	return DefaultMaxOutputChars
 }
 
-func (t *Tool) maxSpill() int64 {
-	switch {
-	case t.MaxSpillBytes == 0:
-		return DefaultMaxSpillBytes
-	case t.MaxSpillBytes < 0:
-		return 0
-	}
-	return t.MaxSpillBytes
-}
+func (t *Tool) maxSpill() int64 { return setting.Or(t.MaxSpillBytes, DefaultMaxSpillBytes) }
 
 // Run runs req.Command in a fresh shell and returns its result. A command
 // the policy or the approval hook refuses does not run: the result says
