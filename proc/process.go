@@ -87,6 +87,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if spec == nil || len(spec.Args) == 0 {
 		return nil, errors.New("proc: spec has no command (Args is empty)")
 	}
+	if err := checkSandbox(spec); err != nil {
+		return nil, err
+	}
 	p := &Process{
 		spec:   *spec,
 		ctx:    ctx,

@@ -54,6 +54,9 @@ type Result struct {
 	// Detached counts processes left running under LeftoversDetach.
 	Detached int
 
+	// Sandbox says what confined the run; nil when it ran unconfined.
+	Sandbox *corral.SandboxReport
+
 	// Survivors counts processes of the tree still alive when the run was
 	// over although they should have been killed. Corral's guarantee is
 	// that it is zero in the cgroup and subreaper tiers; a process stuck in

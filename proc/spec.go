@@ -107,6 +107,17 @@ type Spec struct {
 
 	// Label names the run in places people read, such as its cgroup.
 	Label string
+
+	// Sandbox confines the run (see corral.Sandbox and docs/sandbox.md).
+	// The working directory (Dir, or the supervisor's) is the workspace.
+	// The zero value runs the command unconfined. When the confinement
+	// asked for cannot be built here, Start fails with an error wrapping
+	// ErrSandboxUnavailable that says what is missing, and nothing runs.
+	Sandbox corral.Sandbox
+
+	// Enclosure, if set, runs the command inside a sandbox it shares with
+	// other runs (see NewEnclosure). Sandbox must then be zero.
+	Enclosure *Enclosure
 }
 
 // Credential names the user and groups to run a command as.

@@ -41,6 +41,8 @@ when a signal N ended it; 130 or 143 when corral got SIGINT or SIGTERM.
 Flags:
 `
 
+const runUsageTail = sandboxHelp
+
 type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
@@ -48,7 +50,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 func runMain(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), runUsageTail) }
 	var (
 		timeout     = fs.Duration("timeout", 0, "kill the tree after `DUR` (0: no timeout)")
 		grace       = fs.Duration("grace", proc.DefaultGrace, "time between the stop signal and SIGKILL")
@@ -68,6 +70,7 @@ func runMain(args []string) int {
 	)
 	fs.Var(&allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
+	sbf := addSandboxFlags(fs, "workdir")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -104,6 +107,12 @@ func runMain(args []string) int {
 		return fail(err)
 	}
 	if spec.StopSignal, err = proc.ParseSignal(*stopSig); err != nil {
+		return fail(err)
+	}
+	if spec.Dir, err = sbf.dir(); err != nil {
+		return fail(err)
+	}
+	if spec.Sandbox, err = sbf.sandbox(); err != nil {
 		return fail(err)
 	}
 	if *runAs != "" {
@@ -191,6 +200,8 @@ type runJSON struct {
 	Detached        int     `json:"detached"`
 	Survivors       int     `json:"survivors"`
 	Pid             int     `json:"pid"`
+
+	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
 }
 
 func jsonResult(r *proc.Result) runJSON {
@@ -214,6 +225,7 @@ func jsonResult(r *proc.Result) runJSON {
 		Detached:        r.Detached,
 		Survivors:       r.Survivors,
 		Pid:             r.Pid,
+		Sandbox:         r.Sandbox,
 	}
 	if r.Signal != 0 {
 		j.Signal = proc.SignalName(r.Signal)

@@ -27,7 +27,7 @@ package postgres
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,13 +41,21 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/schema"
 	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
-//go:embed schema.sql
-var schemaV1 string
+//go:embed schema/*.sql
+var schemaFS embed.FS
 
-const schemaVersion = 1
+// steps is corral's schema on PostgreSQL, one file per version.
+var steps = func() []schema.Step {
+	s, err := schema.Steps(schemaFS, "schema")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // migrationLock is the advisory lock key held while migrating: "corral"
 // in ASCII.
@@ -159,19 +167,22 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5.Driver)
 	if err != nil {
 		return fmt.Errorf("postgres store: read schema version: %w", err)
 	}
-	if v > schemaVersion {
-		return fmt.Errorf("postgres store: database schema version %d is newer than this corral (%d): upgrade corral", v, schemaVersion)
+	if latest := schema.Latest(steps); v > latest {
+		return fmt.Errorf("postgres store: database schema version %d is newer than this corral (%d): upgrade corral", v, latest)
 	}
-	if v == schemaVersion {
-		return nil
-	}
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, schemaV1); err != nil {
-			return fmt.Errorf("postgres store: apply schema: %w", err)
+	for _, st := range schema.After(steps, v) {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, st.SQL); err != nil {
+				return fmt.Errorf("postgres store: apply schema step %s: %w", st.Name, err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO corral_schema_version (version) VALUES ($1)`, st.Version)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO corral_schema_version (version) VALUES ($1)`, schemaVersion)
-		return err
-	})
+	}
+	return nil
 }
 
 // redactURL drops the password from a URL for messages.

@@ -20,7 +20,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,13 +33,21 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/schema"
 	"github.com/corralrun/corral/store/internal/sqlstore"
 )
 
-//go:embed schema.sql
-var schemaV1 string
+//go:embed schema/*.sql
+var schemaFS embed.FS
 
-const schemaVersion = 1
+// steps is corral's schema on SQLite, one file per version.
+var steps = func() []schema.Step {
+	s, err := schema.Steps(schemaFS, "schema")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // Options configure Open.
 type Options struct {
@@ -132,21 +140,28 @@ func migrate(ctx context.Context, db *sql.DB, driver *riversqlite.Driver) error 
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("sqlite store: read schema version: %w", err)
 	}
-	if v > schemaVersion {
-		return fmt.Errorf("sqlite store: database schema version %d is newer than this corral (%d): upgrade corral", v, schemaVersion)
+	if latest := schema.Latest(steps); v > latest {
+		return fmt.Errorf("sqlite store: database schema version %d is newer than this corral (%d): upgrade corral", v, latest)
 	}
-	if v == schemaVersion {
-		return nil
+	for _, st := range schema.After(steps, v) {
+		if err := applyStep(ctx, db, st); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// applyStep applies one schema step and records its version, atomically.
+func applyStep(ctx context.Context, db *sql.DB, st schema.Step) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schemaV1); err != nil {
-		return fmt.Errorf("sqlite store: apply schema: %w", err)
+	if _, err := tx.ExecContext(ctx, st.SQL); err != nil {
+		return fmt.Errorf("sqlite store: apply schema step %s: %w", st.Name, err)
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", st.Version)); err != nil {
 		return err
 	}
 	return tx.Commit()
