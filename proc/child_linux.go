@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,7 @@ type linuxChild struct {
 type tree interface {
 	members() []procKey // live processes of the tree, main included while alive
 	signal(sig unix.Signal) []procKey
+	signalMember(k procKey, sig unix.Signal) error
 	kill() []procKey
 	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
@@ -273,6 +275,51 @@ func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
 		c.tree.signal(unix.SIGCONT)
 	}
 	return keys
+}
+
+// signalLate sends sig to the members that joined the tree since the
+// first signal, and to those that run another program than when they got
+// it: a shell's child forked while the shell held the signal blocked may
+// catch it in the shell's inherited handler and lose it when it executes
+// the command.
+func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+	var out []procKey
+	for _, k := range c.tree.members() {
+		img, ok := sent[k]
+		if ok && !execs {
+			continue
+		}
+		now := image(k.pid)
+		if ok && img == now {
+			continue
+		}
+		if c.tree.signalMember(k, sig) == nil {
+			sent[k] = now
+			out = append(out, k)
+		}
+	}
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		for _, k := range out {
+			c.tree.signalMember(k, unix.SIGCONT)
+		}
+	}
+	return out
+}
+
+func (c *linuxChild) images() map[procKey]string {
+	m := map[procKey]string{}
+	for _, k := range c.tree.members() {
+		m[k] = image(k.pid)
+	}
+	return m
+}
+
+// image names the program pid runs: its executable and its name, which
+// both change when it executes another program.
+func image(pid int) string {
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	st, _ := procfs.ReadStat(pid)
+	return exe + "\x00" + st.Comm
 }
 
 func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
