@@ -21,7 +21,7 @@ func startStdio(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, st
 	t.Helper()
 	testutil.CheckFDs(t)
 	tag := testutil.Tag(t)
-	cmd := exec.Command(corralBin, append([]string{"mcp", "--dir", t.TempDir()}, args...)...)
+	cmd := exec.Command(corralBin, append([]string{"mcp", "--workdir", t.TempDir()}, args...)...)
 	cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +18,7 @@ type RunInput struct {
 	TimeoutMS      int64  `json:"timeout_ms,omitempty" jsonschema:"timeout in milliseconds; omit for the default; capped at the maximum; for a background job, omit for none"`
 	Workdir        string `json:"workdir,omitempty" jsonschema:"run this one command in this directory; the session's own directory does not change"`
 	Background     bool   `json:"background,omitempty" jsonschema:"start the command as a background job and return at once with its job_id; read it with job_output, stop it with job_kill"`
-	MaxOutputChars int    `json:"max_output_chars,omitempty" jsonschema:"character budget for stdout and stderr together (head and tail are kept); omit for the default"`
+	MaxOutputChars int64  `json:"max_output_chars,omitempty" jsonschema:"character budget for stdout and stderr together (head and tail are kept); omit for the default; capped at the maximum"`
 }
 
 // JobInput names a job.
@@ -48,7 +49,7 @@ type ResetOutput struct {
 func (s *Server) addTools() {
 	t := s.tool
 	lim := t.Limits()
-	def, maxT, chars := lim.Timeout.Milliseconds(), lim.MaxTimeout.Milliseconds(), lim.MaxOutputChars
+	def, maxT, chars, capChars := lim.Timeout.Milliseconds(), lim.MaxTimeout.Milliseconds(), lim.MaxOutputChars, lim.OutputCharsCap
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: "run_command",
 		Description: fmt.Sprintf(`Run a shell command in this connection's persistent bash session and return its exit code, stdout and stderr.
@@ -57,9 +58,11 @@ State carries over between calls: the working directory (cd), exported and plain
 
 - stdin is empty (/dev/null): interactive prompts get end-of-file, so pass flags such as -y / --yes / --no-pager.
 - Timeout: %d ms by default, at most %d ms (timeout_ms). On timeout the command's whole process tree is stopped and timed_out is true; the output shows what it printed before. Rerun with a larger timeout_ms, or use background.
-- Output: stdout and stderr together are limited to %d characters; the beginning and the end are kept. When truncated is true, full_output_path names a file holding all of it: search it with grep or read parts with sed -n / tail instead of rerunning.
+- Output: stdout and stderr together are limited to %d characters (max_output_chars, at most %d); the beginning and the end are kept. When truncated is true, full_output_path names a file holding all of it: search it with grep or read parts with sed -n / tail instead of rerunning.
+- The command itself is at most %d bytes: write longer scripts to a file and run the file.
+- Commands of the session run one at a time, in the order they were sent; time spent waiting for the previous one counts against the timeout.
 - Processes started with & end when the command ends. For servers, watchers and long builds set background: true; then read their output with job_output and stop them with job_kill.
-- The first line of the result and the lines before the output sections come from the tool; command output only ever appears between <stdout ID> and </stdout ID> (or stderr) fences, where ID is random per result.`, def, maxT, chars),
+- The first line of the result and the lines before the output sections come from the tool; command output only ever appears between <stdout ID> and </stdout ID> (or stderr) fences, where ID is random per result.`, def, maxT, chars, capChars, MaxCommandBytes),
 	}, s.runCommand)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "job_output",
@@ -90,19 +93,36 @@ func jsonText(v any) []mcp.Content {
 	return text(string(b))
 }
 
+// MaxCommandBytes is the longest command run_command takes, on both
+// transports.
+const MaxCommandBytes = 1 << 20
+
+// millis converts a count of milliseconds from a client, saturating rather
+// than overflowing.
+func millis(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, *shell.Result, error) {
+	if in.TimeoutMS < 0 || in.MaxOutputChars < 0 {
+		return nil, nil, fmt.Errorf("timeout_ms and max_output_chars must not be negative")
+	}
+	if len(in.Command) > MaxCommandBytes {
+		return nil, nil, fmt.Errorf("the command is %d bytes; the limit is %d (1 MiB): write a long script to a file and run the file", len(in.Command), MaxCommandBytes)
+	}
 	sh, err := s.session(ctx, req.Session)
 	if err != nil {
 		return nil, nil, err
 	}
 	r := shell.Request{
 		Command:        in.Command,
-		Timeout:        time.Duration(in.TimeoutMS) * time.Millisecond,
+		Timeout:        millis(in.TimeoutMS),
+		Since:          arrivedAt(ctx),
 		Dir:            in.Workdir,
-		MaxOutputChars: in.MaxOutputChars,
-	}
-	if in.TimeoutMS < 0 || in.MaxOutputChars < 0 {
-		return nil, nil, fmt.Errorf("timeout_ms and max_output_chars must not be negative")
+		MaxOutputChars: int(min(in.MaxOutputChars, math.MaxInt32)),
 	}
 	var res *shell.Result
 	if in.Background {
@@ -113,8 +133,12 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in Ru
 	if err != nil {
 		return nil, nil, err
 	}
+	stopped := res.Cancelled && s.isStopping()
+	if stopped {
+		res.Notes = append(res.Notes, errShuttingDown.Error()+": the command was stopped")
+	}
 	s.logger.Info("run_command", "command", trimForLog(in.Command), "status", res.Status())
-	return &mcp.CallToolResult{Content: text(res.Text()), IsError: res.Denied}, res, nil
+	return &mcp.CallToolResult{Content: text(res.Text()), IsError: res.Denied || stopped}, res, nil
 }
 
 func (s *Server) job(ctx context.Context, req *mcp.CallToolRequest, id string) (*shell.Session, *shell.Job, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/corralrun/corral/proc"
 )
@@ -51,6 +52,10 @@ type Result struct {
 	// Notes are short facts the model should know, such as background
 	// processes killed when the command ended.
 	Notes []string `json:"notes,omitempty"`
+
+	// WaitedMS is how long the command waited for the session's previous
+	// command before it started; the wait counts against its timeout.
+	WaitedMS int64 `json:"waited_ms,omitempty"`
 
 	// JobID names the background job a Start created.
 	JobID string `json:"job_id,omitempty"`
@@ -191,4 +196,13 @@ func cleanText(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// noteWait records a wait for the session's previous command long enough
+// to matter to the timeout.
+func (r *Result) noteWait(waited time.Duration) {
+	r.WaitedMS = waited.Milliseconds()
+	if waited >= 100*time.Millisecond {
+		r.Notes = append(r.Notes, fmt.Sprintf("waited %d ms for the session's previous command; the timeout counts from the call", r.WaitedMS))
+	}
 }
