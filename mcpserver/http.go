@@ -137,7 +137,9 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rpcError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: "+r.Method+" needs the Mcp-Session-Id header the server returned from initialize")
 			return
 		}
-		f.sdk.ServeHTTP(w, r)
+		pw := &plainErrors{ResponseWriter: w}
+		f.sdk.ServeHTTP(pw, r)
+		pw.finish()
 		return
 	}
 	f.post(w, r, sid)
@@ -183,7 +185,9 @@ func (f *httpFront) post(w http.ResponseWriter, r *http.Request, sid string) {
 	if sid == "" {
 		w = &sessionStart{ResponseWriter: w, f: f}
 	}
-	f.sdk.ServeHTTP(w, r)
+	pw := &plainErrors{ResponseWriter: w, id: m.ID}
+	f.sdk.ServeHTTP(pw, r)
+	pw.finish()
 }
 
 func httpLink(sid string) string { return "http-" + sid }
@@ -236,6 +240,49 @@ func rpcError(w http.ResponseWriter, status int, id json.RawMessage, code int, m
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write((&wire.Error{ID: id, Code: code, Message: msg}).Encode())
+}
+
+// plainErrors turns the SDK's plain-text error answers (an unknown method,
+// an unknown session) into JSON-RPC errors, which clients can read.
+type plainErrors struct {
+	http.ResponseWriter
+	id     json.RawMessage
+	status int // set when an error is held back
+	text   bytes.Buffer
+}
+
+func (w *plainErrors) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrors) Write(p []byte) (int, error) {
+	if w.status != 0 {
+		return w.text.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *plainErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the error held back, if any.
+func (w *plainErrors) finish() {
+	if w.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(w.text.String())
+	code := wire.CodeInvalidRequest
+	switch {
+	case strings.Contains(msg, "not handled") || strings.Contains(msg, "unsupported"):
+		code = wire.CodeMethodNotFound
+	case w.status == http.StatusNotFound:
+		msg += ": the session ended (closed, idle or its client gone); initialize a new one"
+	}
+	w.Header().Del("X-Content-Type-Options")
+	rpcError(w.ResponseWriter, w.status, w.id, code, msg)
 }
 
 // sessionStart learns the id of a session the SDK creates, when it

@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,4 +242,44 @@ func TestStdioResultsStayUnderTheClientsLineLimit(t *testing.T) {
 	}
 	r.send(ping(2))
 	r.await("2")
+}
+
+// corral mcp --sandbox confines every command of the connection, or, when
+// the sandbox cannot be built here, refuses to start (exit 125, with the
+// reason) rather than serve commands unconfined.
+func TestStdioSandboxConfinesCommandsOrRefusesToStart(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	probe := exec.Command(corralBin, "mcp", "--sandbox", "workspace", "--workdir", work)
+	probe.Stdin = strings.NewReader("")
+	out, err := probe.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ee.ExitCode() != 125 || !strings.Contains(string(out), "sandbox") {
+			t.Fatalf("exit %d: %s", ee.ExitCode(), out)
+		}
+		t.Skipf("SKIP: the sandbox cannot be built here, and corral mcp refused to start as it must: %s", strings.TrimSpace(string(out)))
+	}
+	r := startRaw(t, "--sandbox", "workspace", "--workdir", work)
+	r.initialize()
+	r.send(callLine(1, "run_command", map[string]any{"command": "echo ok > ./inside; echo x > " + outside + "/x; echo rc=$?"}))
+	var res struct {
+		Stdout string `json:"stdout"`
+	}
+	structured(t, r.await("1"), &res)
+	if _, err := os.Stat(outside + "/x"); !os.IsNotExist(err) || !strings.Contains(res.Stdout, "rc=1") {
+		t.Errorf("a write outside the workspace: %v %+v", err, res)
+	}
+	if _, err := os.Stat(work + "/inside"); err != nil {
+		t.Errorf("a write inside the workspace: %v", err)
+	}
+	r.send(callLine(2, "environment", map[string]any{}))
+	var env struct {
+		Sandbox *struct {
+			Mode string `json:"mode"`
+		} `json:"sandbox"`
+	}
+	structured(t, r.await("2"), &env)
+	if env.Sandbox == nil || env.Sandbox.Mode != "workspace" {
+		t.Errorf("environment does not report the sandbox: %+v", env.Sandbox)
+	}
 }

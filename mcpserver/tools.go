@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralrun/corral/shell"
@@ -15,10 +18,35 @@ import (
 // RunInput is run_command's input.
 type RunInput struct {
 	Command        string `json:"command" jsonschema:"the shell command line to run in bash; may span several lines"`
-	TimeoutMS      int64  `json:"timeout_ms,omitempty" jsonschema:"timeout in milliseconds; omit for the default; capped at the maximum; for a background job, omit for none"`
+	TimeoutMS      Count  `json:"timeout_ms,omitempty" jsonschema:"timeout in milliseconds; omit for the default; capped at the maximum; for a background job, omit for none"`
 	Workdir        string `json:"workdir,omitempty" jsonschema:"run this one command in this directory; the session's own directory does not change"`
 	Background     bool   `json:"background,omitempty" jsonschema:"start the command as a background job and return at once with its job_id; read it with job_output, stop it with job_kill"`
-	MaxOutputChars int64  `json:"max_output_chars,omitempty" jsonschema:"character budget for stdout and stderr together (head and tail are kept); omit for the default; capped at the maximum"`
+	MaxOutputChars Count  `json:"max_output_chars,omitempty" jsonschema:"character budget for stdout and stderr together (head and tail are kept); omit for the default; capped at the maximum"`
+}
+
+// Count is an integer from a client: any JSON integer is accepted, and one
+// beyond what an int64 holds (1e300) saturates instead of failing, since
+// every count the tools take has a maximum anyway.
+type Count int64
+
+// UnmarshalJSON reads any JSON number, saturating at the int64 range.
+func (c *Count) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("want a number: %w", err)
+	}
+	switch {
+	case f >= math.MaxInt64:
+		*c = math.MaxInt64
+	case f <= math.MinInt64:
+		*c = math.MinInt64
+	default:
+		*c = Count(f)
+		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			*c = Count(i) // exact where float64 is not
+		}
+	}
+	return nil
 }
 
 // JobInput names a job.
@@ -30,7 +58,7 @@ type JobInput struct {
 type JobOutputInput struct {
 	JobID  string `json:"job_id" jsonschema:"the job_id that run_command returned"`
 	Since  *int64 `json:"since,omitempty" jsonschema:"output offset to read from (the next value of a previous call); omit to get what is new since your last read"`
-	WaitMS int64  `json:"wait_ms,omitempty" jsonschema:"if there is no new output yet, wait up to this many milliseconds for some or for the job to end (at most 60000)"`
+	WaitMS Count  `json:"wait_ms,omitempty" jsonschema:"if there is no new output yet, wait up to this many milliseconds for some or for the job to end (at most 60000)"`
 }
 
 // Empty is the input of tools without parameters.
@@ -63,27 +91,61 @@ State carries over between calls: the working directory (cd), exported and plain
 - Commands of the session run one at a time, in the order they were sent; time spent waiting for the previous one counts against the timeout.
 - Processes started with & end when the command ends. For servers, watchers and long builds set background: true; then read their output with job_output and stop them with job_kill.
 - The first line of the result and the lines before the output sections come from the tool; command output only ever appears between <stdout ID> and </stdout ID> (or stderr) fences, where ID is random per result.`, def, maxT, chars, capChars, MaxCommandBytes),
+		OutputSchema: schema[shell.Result](),
 	}, s.runCommand)
 	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "job_output",
-		Description: "Read the output of a background job that run_command started with background: true. Returns the output (stdout and stderr interleaved) produced since your last read, or since the offset `since`, plus `next` (the offset to continue from) and the job's status: running, exited (with exit_code), killed or timed_out. Set wait_ms to wait for new output or for the job to end instead of polling with sleep. Long output keeps its beginning and end; the job's complete log is at log_path.",
+		Name:         "job_output",
+		Description:  "Read the output of a background job that run_command started with background: true. Returns the output (stdout and stderr interleaved) produced since your last read, or since the offset `since`, plus `next` (the offset to continue from) and the job's status: running, exited (with exit_code), killed or timed_out. Set wait_ms to wait for new output or for the job to end instead of polling with sleep. Long output keeps its beginning and end; the job's complete log is at log_path.",
+		InputSchema:  schema[JobOutputInput](),
+		OutputSchema: schema[shell.JobOutput](),
 	}, s.jobOutput)
 	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "job_kill",
-		Description: "Stop a background job and its whole process tree (SIGTERM, then SIGKILL after a grace period) and return its final status. Jobs also end when the session is reset or the connection closes.",
+		Name:         "job_kill",
+		Description:  "Stop a background job and its whole process tree (SIGTERM, then SIGKILL after a grace period) and return its final status. Jobs also end when the session is reset or the connection closes.",
+		OutputSchema: schema[shell.JobInfo](),
 	}, s.jobKill)
 	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "list_jobs",
-		Description: "List this session's background jobs, running and ended: job_id, command, status (running, exited, killed, timed_out), pid, exit_code, output size and log_path.",
+		Name:         "list_jobs",
+		Description:  "List this session's background jobs, running and ended: job_id, command, status (running, exited, killed, timed_out), pid, exit_code, output size and log_path.",
+		OutputSchema: schema[JobList](),
 	}, s.listJobs)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "reset_session",
 		Description: "Start the shell session afresh: stops all background jobs and resets the working directory, environment, variables, functions, aliases and options to their initial state. Use it when the session's state is broken; a failed or timed-out command does not need it.",
 	}, s.resetSession)
 	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "environment",
-		Description: "Describe where commands run: OS and architecture, the shell and its version, the session's current working directory, versions of common tools (git, go, node, python3, …, or \"not found\"), and the timeout and output limits. Call it once before planning commands.",
+		Name:         "environment",
+		Description:  "Describe where commands run: OS and architecture, the shell and its version, the session's current working directory, versions of common tools (git, go, node, python3, …, or \"not found\"), and the timeout and output limits. Call it once before planning commands.",
+		OutputSchema: schema[shell.Environment](),
 	}, s.environment)
+}
+
+// schema infers a tool's input or output schema as the SDK would, but
+// with no "null" in the types of its properties: the pointer and slice
+// fields behind them are omitted when empty, never null, and a single type
+// keeps the schema portable to clients that map schemas onto one-type
+// dialects (and valid under Ajv's strict mode).
+func schema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	noNull(s)
+	return s
+}
+
+func noNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		s.Type = s.Types[slices.IndexFunc(s.Types, func(t string) bool { return t != "null" })]
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		noNull(p)
+	}
+	noNull(s.Items)
 }
 
 func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
@@ -119,10 +181,10 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in Ru
 	}
 	r := shell.Request{
 		Command:        in.Command,
-		Timeout:        millis(in.TimeoutMS),
+		Timeout:        millis(int64(in.TimeoutMS)),
 		Since:          arrivedAt(ctx),
 		Dir:            in.Workdir,
-		MaxOutputChars: int(min(in.MaxOutputChars, math.MaxInt32)),
+		MaxOutputChars: int(min(int64(in.MaxOutputChars), math.MaxInt32)),
 	}
 	var res *shell.Result
 	if in.Background {
@@ -162,7 +224,7 @@ func (s *Server) jobOutput(ctx context.Context, req *mcp.CallToolRequest, in Job
 	if in.Since != nil {
 		since = *in.Since
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	wait := min(millis(int64(in.WaitMS)), maxWait)
 	o := j.Output(ctx, since, wait, 0)
 	return &mcp.CallToolResult{Content: text(o.Text())}, &o, nil
 }

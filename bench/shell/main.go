@@ -10,8 +10,14 @@
 //     (the other way to build sessions);
 //   - how far past its deadline a timed-out session command returns, and
 //     that the next command sees the same cwd and exports;
+//   - how long a stop takes that lands as a command starts: job_kill right
+//     after a background start, and run_command with a 1-20 ms timeout
+//     (before the fix one in eight sat out the 2 s grace);
+//   - the round trip of an MCP ping through corral's stdio framing (each
+//     message checked before the SDK sees it) against the SDK's own stdio
+//     transport, both in process over pipes;
 //   - peak RSS of `corral mcp` while 200 MB of output go through
-//     run_command.
+//     run_command, with the default budget and with max_output_chars 1e12.
 //
 // Run from the repository root: go run ./bench/shell
 package main
@@ -36,6 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/mcpserver"
 	"github.com/corralrun/corral/shell"
 )
 
@@ -44,6 +51,7 @@ func main() {
 	timeouts := flag.Int("timeouts", 10, "timed-out commands to measure")
 	bin := flag.String("corral", "", "corral binary for the MCP measurement (default: build one)")
 	skipMCP := flag.Bool("skip-mcp", false, "skip the 200 MB MCP measurement")
+	early := flag.Int("early", 40, "stops landing as a command starts to measure")
 	flag.Parse()
 	ctx := context.Background()
 	tool := &shell.Tool{Dir: os.TempDir()}
@@ -90,17 +98,88 @@ func main() {
 	report("corral session, 500 ms timeout", late)
 	fmt.Printf("%-44s %8s\n", "target", "<= 100")
 	fmt.Println("(after every timeout the next command saw the same cwd and exports)")
+
+	fmt.Println()
+	fmt.Println("## a stop that lands as the command starts: time to return (ms)")
+	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "max")
+	var kills, short []time.Duration
+	for i := 0; i < *early; i++ {
+		res, err := sess.Start(ctx, shell.Request{Command: "sleep 60"})
+		check(err)
+		j, _ := sess.Job(res.JobID)
+		start := time.Now()
+		j.Kill()
+		kills = append(kills, time.Since(start))
+		start = time.Now()
+		_, err = sess.Run(ctx, shell.Request{Command: "sleep 60", Timeout: time.Duration(1+i%20) * time.Millisecond})
+		check(err)
+		short = append(short, time.Since(start))
+	}
+	reportMax("job_kill right after a background start", kills)
+	reportMax("run_command, timeout 1-20 ms", short)
+	fmt.Printf("%-44s %8s\n", "before: 1 in 8 sat out the grace", "2000")
 	sess.Close()
+
+	fmt.Println()
+	fmt.Println("## MCP ping round trip over stdio, in process (ms)")
+	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "p99")
+	report("corral's framing (mcpserver.ServeStdio)", pings(*n, corralStdio(tool)))
+	report("reference: the SDK's own stdio transport", pings(*n, sdkStdio))
 
 	if *skipMCP {
 		return
 	}
 	fmt.Println()
 	fmt.Println("## 200 MB of output through run_command: peak RSS of `corral mcp`")
-	hwm, took := mcp200(*bin)
+	hwm, took := mcp200(*bin, nil)
 	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp", float64(hwm)/(1<<20), took.Seconds())
+	hwm, took = mcp200(*bin, map[string]any{"max_output_chars": 1e12})
+	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp, max_output_chars 1e12", float64(hwm)/(1<<20), took.Seconds())
+	fmt.Printf("%-44s %8s MiB\n", "before the cap, max_output_chars 1e12", "3700")
 	fmt.Printf("%-44s %8s MiB\n", "peer: agent framework shell tool", "400-800")
 	fmt.Printf("%-44s %8s MiB\n", "target", "<= 64")
+}
+
+func reportMax(name string, d []time.Duration) {
+	slices.Sort(d)
+	q := func(p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
+	fmt.Printf("%-44s %8.2f %8.2f %8.2f\n", name, q(0.5), q(0.9), q(1))
+}
+
+// serve connects a client to a server served by serve over two pipes.
+func serve(serve func(ctx context.Context, in io.ReadCloser, out io.Writer)) (*mcp.ClientSession, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cr, sw := io.Pipe() // server to client
+	sr, cw := io.Pipe() // client to server
+	done := make(chan struct{})
+	go func() { defer close(done); serve(ctx, sr, sw); sw.Close() }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	check(err)
+	return cs, func() { cs.Close(); cancel(); sr.Close(); <-done }
+}
+
+func corralStdio(tool *shell.Tool) func(context.Context, io.ReadCloser, io.Writer) {
+	return func(ctx context.Context, in io.ReadCloser, out io.Writer) {
+		srv, err := mcpserver.New(mcpserver.Config{Tool: tool})
+		check(err)
+		srv.ServeStdio(ctx, in, out)
+	}
+}
+
+func sdkStdio(ctx context.Context, in io.ReadCloser, out io.Writer) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopCloser{out}})
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func pings(n int, server func(context.Context, io.ReadCloser, io.Writer)) []time.Duration {
+	cs, stop := serve(server)
+	defer stop()
+	return measure(n, func() { check(cs.Ping(context.Background(), nil)) })
 }
 
 func measure(n int, f func()) []time.Duration {
@@ -159,7 +238,7 @@ func (l *longBash) close() {
 	l.cmd.Wait()
 }
 
-func mcp200(bin string) (int64, time.Duration) {
+func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "corral-bench-")
 		check(err)
@@ -179,9 +258,11 @@ func mcp200(bin string) (int64, time.Duration) {
 	check(err)
 	defer cs.Close()
 	start := time.Now()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{
-		"command": "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end",
-	}})
+	args := map[string]any{"command": "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end"}
+	for k, v := range extra {
+		args[k] = v
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: args})
 	check(err)
 	took := time.Since(start)
 	b, _ := json.Marshal(res.StructuredContent)
