@@ -188,8 +188,13 @@ func TestStdioSIGTERMAnswersTheCallInFlightAndLeavesNothing(t *testing.T) {
 	r.initialize()
 	r.send(callLine(1, "run_command", map[string]any{"command": "sleep 300", "background": true}))
 	r.await("1")
-	r.send(callLine(2, "run_command", map[string]any{"command": "echo $__corral_d; echo started; sleep 300"}))
-	testutil.WaitFor(t, 10*time.Second, "both commands running", func() bool { return r.commands() >= 2 })
+	mark := t.TempDir() + "/state-dir"
+	r.send(callLine(2, "run_command", map[string]any{"command": "echo $__corral_d > " + mark + "; echo started; sleep 300"}))
+	var state []byte
+	testutil.WaitFor(t, 10*time.Second, "the command running", func() bool {
+		state, _ = os.ReadFile(mark)
+		return len(state) > 0
+	})
 	start := time.Now()
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	m := r.await("2")
@@ -214,10 +219,10 @@ func TestStdioSIGTERMAnswersTheCallInFlightAndLeavesNothing(t *testing.T) {
 	}
 	testutil.AssertNoTagged(t, r.tag, 5*time.Second)
 	r.assertNoFiles()
-	if state := strings.SplitN(res.Stdout, "\n", 2)[0]; state == "" {
+	if dir := strings.TrimSpace(string(state)); dir == "" {
 		t.Error("no session state directory reported")
-	} else if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Errorf("the session's state directory %s is still there: %v", state, err)
+	} else if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the session's state directory %s is still there: %v", dir, err)
 	}
 }
 
