@@ -283,7 +283,8 @@ func TestRejectPolicyAdmitsExactlyCapacityAndAnswers429(t *testing.T) {
 }
 
 // TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue kills the
-// service with runs in flight, restarts it, and proves the runs are
+// service with runs in flight, together with what binds their trees to it
+// (so that the trees outlive it), restarts it, and proves the runs are
 // interrupted with their output salvaged, their trees (escapees included)
 // are gone, their slots are free, the queue resumes and nothing is lost.
 func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
@@ -323,7 +324,7 @@ func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 		}
 		return len(taggedExcept(tag, a.pid())) >= 6
 	})
-	a.kill9()
+	a.crash()
 	if n := len(taggedExcept(tag, -1)); n < 6 {
 		t.Fatalf("only %d processes outlived the service: the test proves nothing", n)
 	}
@@ -368,6 +369,43 @@ func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 	}
 	b.stop()
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
+}
+
+// TestKill9ServiceTakesItsTreesWithIt is guarantee 7 for the service:
+// killed with SIGKILL, it leaves no process of its runs after a second,
+// escapees included; on restart the runs are recorded interrupted and
+// their slots are free.
+func TestKill9ServiceTakesItsTreesWithIt(t *testing.T) {
+	tag := testutil.Tag(t)
+	data := t.TempDir()
+	a := startServe(t, data, tag)
+	createAgent(t, a.c, &client.Agent{Name: "w", MaxParallelTasks: 2})
+	var running []string
+	for i := range 2 {
+		e, err := a.c.Submit(bg, "w", fmt.Sprintf(`echo started-%d; sleep 300 & setsid sleep 300 & (trap "" TERM; sleep 300) & sleep 300`, i), 0)
+		if err != nil || e.Status != corral.StatusRunning {
+			t.Fatalf("long run %d: %v %v", i, e, err)
+		}
+		running = append(running, e.ID)
+	}
+	testutil.WaitFor(t, 30*time.Second, "both trees started", func() bool { return len(taggedExcept(tag, a.pid())) >= 8 })
+	clock := testutil.StartSchedClock()
+	a.kill9()
+	killed := time.Now()
+	testutil.WaitFor(t, 30*time.Second, "the trees to die with the service", func() bool { return len(taggedExcept(tag, -1)) == 0 })
+	if took := time.Since(killed); took > time.Second+clock.Waited() {
+		t.Errorf("the trees took %v to go after the service's death (%v of CPU starvation)", took, clock.Waited())
+	}
+	b := startServe(t, data, tag)
+	for _, id := range running {
+		if e := waitTerminal(t, b.c, id, 30*time.Second); e.Status != corral.StatusInterrupted {
+			t.Fatalf("run %s after the restart: %s", id, e.Status)
+		}
+	}
+	if _, slots, _ := b.c.Slots(bg, "w"); len(slots) != 0 {
+		t.Fatalf("slots held: %+v", slots)
+	}
+	b.stop()
 }
 
 func procCmdline(pid int) string {
