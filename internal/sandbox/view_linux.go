@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
 )
 
 // layerKind says what a layer of the view puts at its path.
@@ -21,7 +23,7 @@ const (
 	layerDev                     // the sandbox's /dev
 	layerProc                    // a fresh /proc
 	layerRoot                    // a writable root, bound read-write
-	layerKeep                    // a file under /tmp or /var/tmp that stays reachable, read-only
+	layerKeep                    // something under /tmp or /var/tmp that stays reachable, read-only
 	layerDeny                    // a DenyRead path, hidden
 )
 
@@ -148,11 +150,14 @@ func (v *view) takeHandles() error {
 	if exe, err := os.Executable(); err == nil {
 		keep = append(keep, exe)
 	}
+	if p.Mode == corral.SandboxReadOnly {
+		keep = append(keep, p.Workdir) // the run starts there, even if it cannot write it
+	}
 	for _, path := range keep {
 		if !within(path, "/tmp") && !within(path, "/var/tmp") {
 			continue
 		}
-		fd, err := cloneTree(path, false)
+		fd, err := cloneTree(path, true)
 		if err != nil {
 			return err
 		}
@@ -193,10 +198,14 @@ func (v *view) attach(l layer) error {
 		if _, err := os.Lstat(l.path); err == nil {
 			return nil // already in view, under a writable root
 		}
-		if err := mountpoint(l.path, false); err != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(l.fd, &st); err != nil {
+			return fmt.Errorf("%s: %w", l.path, err)
+		}
+		if err := mountpoint(l.path, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
 			return err
 		}
-		if err := setAttr(l.fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false); err != nil {
+		if err := setAttr(l.fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true); err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
 		return attach(l.fd, l.path)
