@@ -61,6 +61,7 @@ var probes = map[string]func(c *checker, args []string){
 	"unix":   probeUnix,
 	"procs":  probeProcs,
 	"proxy":  probeProxy,
+	"block":  probeBlock,
 }
 
 func runProbe(name string, args []string) int {
@@ -283,6 +284,68 @@ func probeUnix(c *checker, args []string) {
 		unix.Close(pair[1])
 	}
 	raceAddress(c, ws+"/own.sock", outside)
+	fullBacklog(c, ws)
+}
+
+// listenFull returns a Unix listener at path whose backlog is full: one
+// connection is queued and never accepted, so the next blocking connect
+// waits.
+func listenFull(path string) (listener, queued int, err error) {
+	l, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	if err := unix.Bind(l, &unix.SockaddrUnix{Name: path}); err != nil {
+		return -1, -1, err
+	}
+	if err := unix.Listen(l, 0); err != nil {
+		return -1, -1, err
+	}
+	q, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err := unix.Connect(q, &unix.SockaddrUnix{Name: path}); err != nil {
+		return -1, -1, err
+	}
+	return l, q, nil
+}
+
+// fullBacklog makes the gate wait in a blocking connect: once until the
+// listener accepts, once until the caller is killed.
+func fullBacklog(c *checker, ws string) {
+	l, q, err := listenFull(ws + "/full.sock")
+	c.ok("a listener with a full backlog", err)
+	if err != nil {
+		return
+	}
+	defer unix.Close(l)
+	defer unix.Close(q)
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		if a, _, err := unix.Accept(l); err == nil {
+			unix.Close(a)
+		}
+	}()
+	s, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	start := time.Now()
+	err = unix.Connect(s, &unix.SockaddrUnix{Name: ws + "/full.sock"})
+	unix.Close(s)
+	c.ok("a blocking connect waits until the listener accepts", err)
+	c.that("over several of the gate's slices", time.Since(start) > 500*time.Millisecond, time.Since(start).Round(time.Millisecond))
+
+	// A caller killed while the gate connects for it: the gate notices
+	// and lets go (the init checks that nothing of it is left).
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, ws+"/full.sock")
+	cmd.Env = append(os.Environ(), "CORRAL_SANDBOX_PROBE=block")
+	c.ok("start a caller that blocks in connect", cmd.Start())
+	time.Sleep(600 * time.Millisecond)
+	cmd.Process.Kill()
+	c.that("the killed caller is gone", cmd.Wait() != nil, "")
+}
+
+// probeBlock connects to a listener whose backlog is full, and blocks.
+func probeBlock(c *checker, args []string) {
+	s, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	c.ok("connect", unix.Connect(s, &unix.SockaddrUnix{Name: args[0]}))
 }
 
 // raceAddress connects while another thread keeps rewriting the address
