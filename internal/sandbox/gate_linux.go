@@ -70,18 +70,26 @@ func Gate(ctx context.Context, notifyFD int, p *Policy) error {
 		return fmt.Errorf("sandbox: gate: %w", err)
 	}
 	f := os.NewFile(uintptr(notifyFD), "seccomp-notify")
-	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
+		f.Close()
 		return fmt.Errorf("sandbox: gate: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		f.SetReadDeadline(time.Unix(1, 0)) // wakes receive
+	})
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		cancel() // handlers still connecting give up at their next slice
+		wg.Wait()
+		if !stop() {
+			<-fired
+		}
+		f.Close()
+	}()
 	sem := make(chan struct{}, gateMaxInFlight)
 	for {
 		n, hup, err := g.receive(rc)

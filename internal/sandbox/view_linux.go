@@ -302,9 +302,6 @@ func (v *view) buildDev() error {
 		if err := mountpoint(path, false); err != nil {
 			return err
 		}
-		if err := setAttr(dfd, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
 		if err := attach(dfd, path); err != nil {
 			return err
 		}
@@ -345,32 +342,14 @@ func (v *view) buildDev() error {
 }
 
 // buildProc mounts a proc of the new pid namespace over the host's: only
-// the sandbox's processes are in it. The parts of proc that reach beyond
-// the namespace are made read-only, as container runtimes do.
+// the sandbox's processes are in it. It is read-only as a whole: among its
+// files some act beyond the namespaces (sysrq-trigger, most of /proc/sys,
+// which check only that the writer is root, as root inside is for a root
+// corral), and no command may write any of it anyway (Landlock).
 func (v *view) buildProc() error {
-	fd, err := newMount("proc", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	fd, err := newMount("proc", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	if err != nil {
 		return err
 	}
-	if err := attach(v.hold(fd), "/proc"); err != nil {
-		return err
-	}
-	for _, name := range []string{"sys", "sysrq-trigger", "irq", "bus"} {
-		path := "/proc/" + name
-		if _, err := os.Lstat(path); err != nil {
-			continue
-		}
-		cfd, err := cloneTree(path, true)
-		if err != nil {
-			return err
-		}
-		v.hold(cfd)
-		if err := setAttr(cfd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, true); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := attach(cfd, path); err != nil {
-			return err
-		}
-	}
-	return nil
+	return attach(v.hold(fd), "/proc")
 }

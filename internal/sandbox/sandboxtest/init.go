@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -98,8 +99,13 @@ func runInit() int {
 	if c.notifyFD >= 0 {
 		fds-- // Gate owned it
 	}
+	// The goroutine that ran Gate may still be on its way out.
+	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
 	if g, f := runtime.NumGoroutine(), countFDs(); g > goroutines || f != fds {
-		fmt.Fprintf(os.Stderr, "sandboxtest init: Gate left %d goroutines (had %d) and %d descriptors (had %d)\n", g, goroutines, f, fds)
+		buf := make([]byte, 1<<16)
+		fmt.Fprintf(os.Stderr, "sandboxtest init: Gate left %d goroutines (had %d) and %d descriptors (had %d)\n%s\n", g, goroutines, f, fds, buf[:runtime.Stack(buf, true)])
 		return 125
 	}
 	return code
