@@ -54,14 +54,15 @@ func (c *checker) fails(what string, err error, want ...error) {
 func (c *checker) that(what string, cond bool, detail any) { c.report(cond, what, detail) }
 
 var probes = map[string]func(c *checker, args []string){
-	"writes": probeWrites,
-	"tmp":    probeTmp,
-	"deny":   probeDeny,
-	"net":    probeNet,
-	"unix":   probeUnix,
-	"procs":  probeProcs,
-	"proxy":  probeProxy,
-	"block":  probeBlock,
+	"writes":  probeWrites,
+	"tmp":     probeTmp,
+	"deny":    probeDeny,
+	"net":     probeNet,
+	"unix":    probeUnix,
+	"procs":   probeProcs,
+	"proxy":   probeProxy,
+	"block":   probeBlock,
+	"hostnet": probeHostNet,
 }
 
 func runProbe(name string, args []string) int {
@@ -182,6 +183,18 @@ func probeNet(c *checker, args []string) {
 			c.that("and talk", string(b) == "local", string(b))
 		}
 	}
+}
+
+func probeHostNet(c *checker, args []string) {
+	tcpAddr, outside := args[0], args[1]
+	conn, err := net.DialTimeout("tcp", tcpAddr, 5*time.Second)
+	c.ok("TCP to the host's loopback listener (network host)", err)
+	if err == nil {
+		conn.Close()
+	}
+	c.fails("a pathname socket outside the roots, still", echo("unix", outside), unix.EACCES)
+	_, err = unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+	c.fails("a Unix datagram socket, still", err, unix.EPERM)
 }
 
 // echo connects to the Unix socket at path, sends a line and expects it

@@ -157,6 +157,20 @@ func TestNetworkNoneReachesNothingOfTheHost(t *testing.T) {
 	})
 }
 
+func TestNetworkHostKeepsTheHostsNetworkButNotItsSockets(t *testing.T) {
+	forEachUser(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.policy.Network = corral.NetworkHost
+		var tcpN, outsideN atomic.Int32
+		tcp := listenCounting(t, "tcp", "127.0.0.1:0", &tcpN)
+		outside := listenCounting(t, "unix", f.hostPath("ro", true, "")+"/outside.sock", &outsideN)
+		f.probe("hostnet", tcp, outside)
+		if tcpN.Load() != 1 || outsideN.Load() != 0 {
+			t.Fatalf("the host's TCP listener accepted %d (want 1), the socket outside the roots %d (want 0)", tcpN.Load(), outsideN.Load())
+		}
+	})
+}
+
 // listenCounting listens on network/addr, counts the connections it
 // accepts and answers each with a line; it returns the address.
 func listenCounting(t *testing.T, network, addr string, n *atomic.Int32) string {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/sandbox"
 )
 
@@ -94,7 +95,7 @@ func Start(cfg Config, stdout, stderr io.Writer) (*Init, error) {
 	cmd.Env = []string{initEnv + "=1"}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{remote}
-	cmd.SysProcAttr = initAttr()
+	cmd.SysProcAttr = initAttr(cfg.Policy)
 	i := &Init{cmd: cmd, Started: Monotonic()}
 	err = cmd.Start()
 	remote.Close()
@@ -112,14 +113,19 @@ func Start(cfg Config, stdout, stderr io.Writer) (*Init, error) {
 	return i, nil
 }
 
-// initAttr clones the init as corral does: every namespace, its own ids
-// mapped to themselves, and, for a user other than root (whose capabilities
-// in the new namespace an exec would clear), the capabilities Prepare and
-// Confine use kept as ambient ones.
-func initAttr() *syscall.SysProcAttr {
+// initAttr clones the init as corral does: every namespace (the network one
+// unless the policy keeps the host's network), its own ids mapped to
+// themselves, and, for a user other than root (whose capabilities in the
+// new namespace an exec would clear), the capabilities Prepare and Confine
+// use kept as ambient ones.
+func initAttr(p *sandbox.Policy) *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if p.Network != corral.NetworkHost {
+		flags |= syscall.CLONE_NEWNET
+	}
 	attr := &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
