@@ -186,9 +186,10 @@ func hostDir(t *testing.T) string {
 	return d
 }
 
-// fixture is one sandboxed run's surroundings: a workspace under /tmp
-// (the harder case: it must be put back into the private /tmp), a private
-// /tmp directory, and a host directory outside /tmp.
+// fixture is the surroundings of a test's sandboxed runs: a workspace
+// under /tmp (the harder case: it must be put back into the private /tmp),
+// a host directory outside /tmp, and the policy, whose private /tmp each
+// run makes anew.
 type fixture struct {
 	t      *testing.T
 	ws     string
@@ -205,16 +206,11 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tmp, err := os.MkdirTemp("", "corral-private-tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
 	return &fixture{
 		t:      t,
 		ws:     ws,
 		host:   hostDir(t),
-		policy: &sandbox.Policy{Mode: corral.SandboxWorkspace, Workdir: ws, TmpDir: tmp},
+		policy: &sandbox.Policy{Mode: corral.SandboxWorkspace, Workdir: ws},
 		env:    []string{"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + ws, "LANG=C.UTF-8"},
 	}
 }
@@ -240,6 +236,13 @@ func (f *fixture) hostPath(name string, dir bool, content string) string {
 // the init's status.
 func (f *fixture) run(args []string, env ...string) (int, string, sandboxtest.Status) {
 	f.t.Helper()
+	// Each sandbox gets a new private /tmp, as corral makes one.
+	tmp, err := os.MkdirTemp("", "corral-private-tmp-")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { os.RemoveAll(tmp) })
+	f.policy.TmpDir = tmp
 	var out bytes.Buffer
 	w := io.MultiWriter(&out)
 	start := time.Now()

@@ -54,6 +54,9 @@ func Prepare(p *Policy) (proxyListener *os.File, mechanisms []string, err error)
 	if initial, err := initialUserNamespace(); err != nil || initial {
 		return nil, nil, fmt.Errorf("sandbox: Prepare runs in a new user namespace (clone with CLONE_NEWUSER); refusing to change the mounts of this one (%v)", err)
 	}
+	if entries, err := os.ReadDir(p.TmpDir); err != nil || len(entries) > 0 {
+		return nil, nil, fmt.Errorf("sandbox: the private /tmp must be a new, empty directory (Policy.TmpDir %s: %d entries, %v)", p.TmpDir, len(entries), err)
+	}
 	if err := buildView(p); err != nil {
 		return nil, nil, fmt.Errorf("sandbox: file-system view: %w", err)
 	}

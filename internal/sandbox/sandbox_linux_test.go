@@ -46,6 +46,17 @@ func TestPrepareRefusesOutsideANewNamespace(t *testing.T) {
 	}
 }
 
+func TestPrepareRefusesAUsedPrivateTmp(t *testing.T) {
+	f := newFixture(t)
+	tmp := t.TempDir()
+	os.WriteFile(tmp+"/left", nil, 0o644)
+	f.policy.TmpDir = tmp
+	_, _, err := sandboxtest.Run(sandboxtest.Config{Policy: f.policy, Args: []string{"/bin/true"}}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "new, empty directory") {
+		t.Fatalf("a private /tmp with a file in it: %v, want a refusal", err)
+	}
+}
+
 func TestWritesStayInTheWritableRoots(t *testing.T) {
 	forEachUser(t, func(t *testing.T) {
 		f := newFixture(t)
@@ -124,7 +135,16 @@ func TestDenyReadHidesFilesAndDirectories(t *testing.T) {
 		hostFile := f.hostPath("token", false, "t0ken")
 		hostDir := f.hostPath("private", true, "")
 		f.hostPath("private/key", false, "k3y")
+		// A writable root inside a denied directory stays visible and
+		// writable; the rest of the directory stays hidden.
+		inside := f.hostPath("private/project", true, "")
+		f.policy.Writable = []string{inside}
 		f.policy.DenyRead = []string{wsFile, wsDir, hostFile, hostDir}
+		code, out, _ := f.run([]string{"/bin/bash", "-c", "echo ok > " + inside + "/made && ls -A " + hostDir})
+		if code != 0 || strings.TrimSpace(out) != "project" {
+			t.Fatalf("a writable root inside a denied directory: exit %d, %q; want it alone in the listing", code, out)
+		}
+		f.policy.Writable = nil
 		f.probe("deny", wsFile, hostFile, wsDir, hostDir)
 		if b, _ := os.ReadFile(wsFile); string(b) != "s3cret" {
 			t.Fatalf("the denied file changed on the host: %q", b)
@@ -303,6 +323,12 @@ func TestEgressThroughTheProxyOnly(t *testing.T) {
 		}
 		const port = 3128
 		f.policy.ProxyPort = port
+		tmp, err := os.MkdirTemp("", "corral-private-tmp-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		f.policy.TmpDir = tmp
 		exe, _ := os.Executable()
 		env := append(slices.Clone(f.env), probeEnv+"=proxy")
 		// NO_PROXY names the run's own loopback; the test's upstream is on

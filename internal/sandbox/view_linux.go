@@ -195,12 +195,12 @@ func (v *view) attach(l layer) error {
 		}
 		return attach(l.fd, l.path)
 	case layerKeep:
-		if _, err := os.Lstat(l.path); err == nil {
-			return nil // already in view, under a writable root
-		}
-		var st unix.Stat_t
+		var st, shown unix.Stat_t
 		if err := unix.Fstat(l.fd, &st); err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
+		}
+		if unix.Lstat(l.path, &shown) == nil && shown.Dev == st.Dev && shown.Ino == st.Ino {
+			return nil // in view already, under a writable root
 		}
 		if err := mountpoint(l.path, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
 			return err
