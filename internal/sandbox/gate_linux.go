@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -138,9 +139,7 @@ func newGate(p *Policy, listener int) (*gate, error) {
 // receive waits until a notification is pending and takes it. It returns
 // hup when no process holds the filter any more, and the poller's error
 // (a passed deadline) when Gate is ending.
-func (g *gate) receive(rc interface {
-	Read(func(fd uintptr) bool) error
-}) (n *seccompNotif, hup bool, err error) {
+func (g *gate) receive(rc syscall.RawConn) (n *seccompNotif, hup bool, err error) {
 	var ioErr error
 	rerr := rc.Read(func(fd uintptr) bool {
 		for {
@@ -213,8 +212,10 @@ func (g *gate) handle(ctx context.Context, n *seccompNotif) {
 // and returns its result.
 func (g *gate) connect(ctx context.Context, n *seccompNotif) unix.Errno {
 	tid := int(n.Pid)
+	// The kernel's own bounds: an int, at most sizeof(struct
+	// sockaddr_storage).
 	addrLen := int32(uint32(n.Data.Args[2]))
-	if addrLen < 0 || addrLen > int32(unsafe.Sizeof(unix.RawSockaddrAny{})) {
+	if addrLen < 0 || addrLen > 128 {
 		return unix.EINVAL
 	}
 	addr := make([]byte, addrLen)
