@@ -443,6 +443,11 @@ func probeProcs(c *checker, args []string) {
 	} else {
 		c.fails("signal the host process", err, unix.ESRCH)
 	}
+	if env, err := os.ReadFile("/proc/" + hostPid + "/environ"); err == nil {
+		c.that("the host process's environment is unreadable", !strings.Contains(string(env), tag), "read a sandbox process of that pid")
+	} else {
+		c.fails("read the host process's environment", err, unix.ENOENT)
+	}
 	_, err := os.ReadFile("/proc/1/environ")
 	c.fails("read the init's environment", err, unix.EACCES, unix.EPERM)
 	c.fails("signal the init", unix.Kill(1, unix.SIGTERM), unix.EPERM)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -247,11 +248,27 @@ func TestHostProcessesAreInvisibleAndPrivilegesGone(t *testing.T) {
 		f := newFixture(t)
 		tag := testutil.Tag(t)
 		host := exec.Command("/bin/sh", "-c", "sleep 600", tag)
+		host.Env = append(os.Environ(), testutil.TagEnvVar(tag))
+		host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := host.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+		t.Cleanup(func() { syscall.Kill(-host.Process.Pid, syscall.SIGKILL); host.Wait() })
 		f.probe("procs", tag, strconv.Itoa(host.Process.Pid))
+	})
+}
+
+func TestNothingOutlivesTheSandbox(t *testing.T) {
+	f := newFixture(t)
+	tag := testutil.Tag(t)
+	code, _, _ := f.run([]string{"/bin/bash", "-c", "setsid sleep 600 & nohup sleep 600 >/dev/null 2>&1 & disown; exit 0"}, testutil.TagEnvVar(tag))
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	// The init was pid 1 of the sandbox's pid namespace: when it exited
+	// the kernel killed what was left, escapees included.
+	testutil.WaitFor(t, 10*time.Second, "the sandbox's background processes are gone", func() bool {
+		return len(testutil.Tagged(tag)) == 0
 	})
 }
 
