@@ -292,7 +292,8 @@ func TestOrdinaryToolsWork(t *testing.T) {
 		}
 		if have("python3") {
 			script = append(script,
-				`/usr/bin/env python3 -c 'import json, os, sqlite3, subprocess, tempfile; db = sqlite3.connect("t.db"); db.execute("create table t (x)"); db.commit(); d = tempfile.mkdtemp(); print("tools: python", json.dumps(subprocess.run(["true"]).returncode))'`)
+				`/usr/bin/env python3 -c 'import json, os, sqlite3, subprocess, tempfile; db = sqlite3.connect("t.db"); db.execute("create table t (x)"); db.commit(); d = tempfile.mkdtemp(); print("tools: python", json.dumps(subprocess.run(["true"]).returncode))'`,
+				`/usr/bin/env python3 -c 'import os, pty; pid, fd = pty.fork(); os.execlp("true", "true") if pid == 0 else print("tools: pty", os.waitpid(pid, 0)[1])'`)
 		}
 		if have("git") {
 			script = append(script,
