@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -23,7 +24,10 @@ import (
 // nothing else in the process: its other threads keep their privileges.
 //
 // The caller must have locked the goroutine to its thread
-// (runtime.LockOSThread), must fork the command from that same thread
+// (runtime.LockOSThread), which must not be the process's main thread
+// (Confine refuses it: lock the main goroutine to the main thread from an
+// init function, so that no other goroutine lands there), must fork the
+// command from that same thread
 // (syscall.ForkExec: without SysProcAttr.UseCgroupFD, whose clone3 the
 // filter refuses, and without new user namespaces), and must then let the
 // thread end by returning from the goroutine still locked, so that the Go
@@ -43,6 +47,12 @@ import (
 func Confine(p *Policy) (notifyFD int, mechanisms []string, landlockABI int, err error) {
 	if err := p.Validate(); err != nil {
 		return -1, nil, 0, err
+	}
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread outlives its goroutine and stands for the whole
+		// process when the kernel checks who may signal it: confined, it
+		// would put the init inside the commands' Landlock domain.
+		return -1, nil, 0, errors.New("sandbox: Confine called on the process's main thread: lock the main goroutine to it from an init function (runtime.LockOSThread) and confine another thread")
 	}
 	abi, err := landlockVersion()
 	if err != nil {

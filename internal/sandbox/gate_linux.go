@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -70,18 +71,26 @@ func Gate(ctx context.Context, notifyFD int, p *Policy) error {
 		return fmt.Errorf("sandbox: gate: %w", err)
 	}
 	f := os.NewFile(uintptr(notifyFD), "seccomp-notify")
-	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
+		f.Close()
 		return fmt.Errorf("sandbox: gate: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		f.SetReadDeadline(time.Unix(1, 0)) // wakes receive
+	})
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		cancel() // handlers still connecting give up at their next slice
+		wg.Wait()
+		if !stop() {
+			<-fired
+		}
+		f.Close()
+	}()
 	sem := make(chan struct{}, gateMaxInFlight)
 	for {
 		n, hup, err := g.receive(rc)
@@ -130,9 +139,7 @@ func newGate(p *Policy, listener int) (*gate, error) {
 // receive waits until a notification is pending and takes it. It returns
 // hup when no process holds the filter any more, and the poller's error
 // (a passed deadline) when Gate is ending.
-func (g *gate) receive(rc interface {
-	Read(func(fd uintptr) bool) error
-}) (n *seccompNotif, hup bool, err error) {
+func (g *gate) receive(rc syscall.RawConn) (n *seccompNotif, hup bool, err error) {
 	var ioErr error
 	rerr := rc.Read(func(fd uintptr) bool {
 		for {
@@ -205,8 +212,10 @@ func (g *gate) handle(ctx context.Context, n *seccompNotif) {
 // and returns its result.
 func (g *gate) connect(ctx context.Context, n *seccompNotif) unix.Errno {
 	tid := int(n.Pid)
+	// The kernel's own bounds: an int, at most sizeof(struct
+	// sockaddr_storage).
 	addrLen := int32(uint32(n.Data.Args[2]))
-	if addrLen < 0 || addrLen > int32(unsafe.Sizeof(unix.RawSockaddrAny{})) {
+	if addrLen < 0 || addrLen > 128 {
 		return unix.EINVAL
 	}
 	addr := make([]byte, addrLen)

@@ -24,10 +24,9 @@ import (
 //     private TmpDir at /tmp, a fresh tmpfs at /var/tmp;
 //   - mounts a fresh /dev (null, zero, full, random, urandom and tty bound
 //     from the host, a devpts instance of its own with /dev/ptmx, a tmpfs
-//     /dev/shm, the /dev/fd and standard stream links) and a fresh /proc for
-//     the new pid namespace, with /proc/sys, /proc/sysrq-trigger, /proc/irq
-//     and /proc/bus read-only; /sys and the cgroup file systems stay the
-//     host's, read-only;
+//     /dev/shm, the /dev/fd and standard stream links) and a fresh,
+//     read-only /proc for the new pid namespace; /sys and the cgroup file
+//     systems stay the host's, read-only;
 //   - hides each DenyRead path: an empty read-only tmpfs over a directory,
 //     an empty read-only file over anything else;
 //   - puts back what lay under a replaced directory and must stay
@@ -54,6 +53,9 @@ func Prepare(p *Policy) (proxyListener *os.File, mechanisms []string, err error)
 	}
 	if initial, err := initialUserNamespace(); err != nil || initial {
 		return nil, nil, fmt.Errorf("sandbox: Prepare runs in a new user namespace (clone with CLONE_NEWUSER); refusing to change the mounts of this one (%v)", err)
+	}
+	if entries, err := os.ReadDir(p.TmpDir); err != nil || len(entries) > 0 {
+		return nil, nil, fmt.Errorf("sandbox: the private /tmp must be a new, empty directory (Policy.TmpDir %s: %d entries, %v)", p.TmpDir, len(entries), err)
 	}
 	if err := buildView(p); err != nil {
 		return nil, nil, fmt.Errorf("sandbox: file-system view: %w", err)
@@ -93,20 +95,32 @@ func initialUserNamespace() (bool, error) {
 // fresh network namespace has lo down and nothing else up, the host's has
 // its real interfaces up.
 func upLoopback() error {
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		return err
-	}
-	for _, i := range ifaces {
-		if i.Name != "lo" && i.Flags&net.FlagUp != 0 {
-			return fmt.Errorf("interface %s is up: network none needs the init cloned with CLONE_NEWNET", i.Name)
-		}
-	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
+	// /proc/self/net lists the interfaces of this process's namespace.
+	b, err := os.ReadFile("/proc/self/net/dev")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(b), "\n")[2:] {
+		name, _, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || name == "lo" {
+			continue
+		}
+		ifr, err := unix.NewIfreq(name)
+		if err != nil {
+			return err
+		}
+		if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if ifr.Uint16()&unix.IFF_UP != 0 {
+			return fmt.Errorf("interface %s is up: network none needs the init cloned with CLONE_NEWNET", name)
+		}
+	}
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
 )
 
 // layerKind says what a layer of the view puts at its path.
@@ -21,7 +23,7 @@ const (
 	layerDev                     // the sandbox's /dev
 	layerProc                    // a fresh /proc
 	layerRoot                    // a writable root, bound read-write
-	layerKeep                    // a file under /tmp or /var/tmp that stays reachable, read-only
+	layerKeep                    // something under /tmp or /var/tmp that stays reachable, read-only
 	layerDeny                    // a DenyRead path, hidden
 )
 
@@ -148,11 +150,14 @@ func (v *view) takeHandles() error {
 	if exe, err := os.Executable(); err == nil {
 		keep = append(keep, exe)
 	}
+	if p.Mode == corral.SandboxReadOnly {
+		keep = append(keep, p.Workdir) // the run starts there, even if it cannot write it
+	}
 	for _, path := range keep {
 		if !within(path, "/tmp") && !within(path, "/var/tmp") {
 			continue
 		}
-		fd, err := cloneTree(path, false)
+		fd, err := cloneTree(path, true)
 		if err != nil {
 			return err
 		}
@@ -190,13 +195,17 @@ func (v *view) attach(l layer) error {
 		}
 		return attach(l.fd, l.path)
 	case layerKeep:
-		if _, err := os.Lstat(l.path); err == nil {
-			return nil // already in view, under a writable root
+		var st, shown unix.Stat_t
+		if err := unix.Fstat(l.fd, &st); err != nil {
+			return fmt.Errorf("%s: %w", l.path, err)
 		}
-		if err := mountpoint(l.path, false); err != nil {
+		if unix.Lstat(l.path, &shown) == nil && shown.Dev == st.Dev && shown.Ino == st.Ino {
+			return nil // in view already, under a writable root
+		}
+		if err := mountpoint(l.path, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
 			return err
 		}
-		if err := setAttr(l.fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false); err != nil {
+		if err := setAttr(l.fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true); err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
 		return attach(l.fd, l.path)
@@ -293,9 +302,6 @@ func (v *view) buildDev() error {
 		if err := mountpoint(path, false); err != nil {
 			return err
 		}
-		if err := setAttr(dfd, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
 		if err := attach(dfd, path); err != nil {
 			return err
 		}
@@ -336,32 +342,14 @@ func (v *view) buildDev() error {
 }
 
 // buildProc mounts a proc of the new pid namespace over the host's: only
-// the sandbox's processes are in it. The parts of proc that reach beyond
-// the namespace are made read-only, as container runtimes do.
+// the sandbox's processes are in it. It is read-only as a whole: among its
+// files some act beyond the namespaces (sysrq-trigger, most of /proc/sys,
+// which check only that the writer is root, as root inside is for a root
+// corral), and no command may write any of it anyway (Landlock).
 func (v *view) buildProc() error {
-	fd, err := newMount("proc", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	fd, err := newMount("proc", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	if err != nil {
 		return err
 	}
-	if err := attach(v.hold(fd), "/proc"); err != nil {
-		return err
-	}
-	for _, name := range []string{"sys", "sysrq-trigger", "irq", "bus"} {
-		path := "/proc/" + name
-		if _, err := os.Lstat(path); err != nil {
-			continue
-		}
-		cfd, err := cloneTree(path, true)
-		if err != nil {
-			return err
-		}
-		v.hold(cfd)
-		if err := setAttr(cfd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, true); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := attach(cfd, path); err != nil {
-			return err
-		}
-	}
-	return nil
+	return attach(v.hold(fd), "/proc")
 }

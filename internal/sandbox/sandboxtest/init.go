@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandboxtest
 
 import (
@@ -10,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -23,6 +26,14 @@ func Main() {
 		return
 	}
 	os.Exit(runInit())
+}
+
+// The init's main goroutine keeps the main thread, so that Confine never
+// runs there (see sandbox.Confine).
+func init() {
+	if os.Getenv(initEnv) == "1" {
+		runtime.LockOSThread()
+	}
 }
 
 // controlFD is where Start puts the init's end of the control socket.
@@ -69,6 +80,13 @@ func runInit() int {
 		proxy.Close()
 	}
 
+	// Gate must leave nothing behind: count goroutines and descriptors
+	// before it (with the poller Gate uses already set up) and after.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	goroutines, fds := runtime.NumGoroutine(), countFDs()
 	ctx, cancel := context.WithCancel(context.Background())
 	gated := make(chan error, 1)
 	go func() { gated <- sandbox.Gate(ctx, c.notifyFD, cfg.Policy) }()
@@ -76,8 +94,26 @@ func runInit() int {
 	cancel()
 	if err := <-gated; err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxtest init:", err)
+		return 125
+	}
+	if c.notifyFD >= 0 {
+		fds-- // Gate owned it
+	}
+	// The goroutine that ran Gate may still be on its way out.
+	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	if g, f := runtime.NumGoroutine(), countFDs(); g > goroutines || f != fds {
+		buf := make([]byte, 1<<16)
+		fmt.Fprintf(os.Stderr, "sandboxtest init: Gate left %d goroutines (had %d) and %d descriptors (had %d)\n%s\n", g, goroutines, f, fds, buf[:runtime.Stack(buf, true)])
+		return 125
 	}
 	return code
+}
+
+func countFDs() int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	return len(entries) - 1 // the directory's own descriptor
 }
 
 type forked struct {
@@ -105,6 +141,9 @@ func confineAndFork(cfg Config, path string) forked {
 				Files: []uintptr{0, 1, 2},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})
+			if f.err != nil {
+				f.err = fmt.Errorf("start %s in %s: %w", path, cfg.Dir, f.err)
+			}
 			f.execed = Monotonic()
 			if f.err != nil && f.notifyFD >= 0 {
 				unix.Close(f.notifyFD)

@@ -1,14 +1,5 @@
-// Package sandboxtest runs one command in corral's sandbox the way an init
-// does, so that the sandbox package can be tested and measured on its own:
-// the current executable is re-executed as the init (cloned into new user,
-// mount, pid, network, IPC and UTS namespaces, its ids mapped to
-// themselves, bound to its parent with PR_SET_PDEATHSIG), which calls
-// sandbox.Prepare, confines a locked thread with sandbox.Confine, forks the
-// command from it, answers the command's connect() calls with sandbox.Gate,
-// and exits with the command's status. It is a test double of corral's own
-// init, not used by the product.
-//
-// A program using it calls Main first thing in main (or TestMain).
+//go:build linux
+
 package sandboxtest
 
 import (
@@ -24,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/sandbox"
 )
 
@@ -103,7 +95,7 @@ func Start(cfg Config, stdout, stderr io.Writer) (*Init, error) {
 	cmd.Env = []string{initEnv + "=1"}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{remote}
-	cmd.SysProcAttr = initAttr()
+	cmd.SysProcAttr = initAttr(cfg.Policy)
 	i := &Init{cmd: cmd, Started: Monotonic()}
 	err = cmd.Start()
 	remote.Close()
@@ -121,14 +113,19 @@ func Start(cfg Config, stdout, stderr io.Writer) (*Init, error) {
 	return i, nil
 }
 
-// initAttr clones the init as corral does: every namespace, its own ids
-// mapped to themselves, and, for a user other than root (whose capabilities
-// in the new namespace an exec would clear), the capabilities Prepare and
-// Confine use kept as ambient ones.
-func initAttr() *syscall.SysProcAttr {
+// initAttr clones the init as corral does: every namespace (the network one
+// unless the policy keeps the host's network), its own ids mapped to
+// themselves, and, for a user other than root (whose capabilities in the
+// new namespace an exec would clear), the capabilities Prepare and Confine
+// use kept as ambient ones.
+func initAttr(p *sandbox.Policy) *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if p.Network != corral.NetworkHost {
+		flags |= syscall.CLONE_NEWNET
+	}
 	attr := &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
