@@ -133,6 +133,16 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	if ia.encl != nil {
 		cfg.Policy, cfg.Confined = nil, true
 	}
+	if cfg.Dir == "" {
+		// A sandbox's init has moved to its new root: the command starts
+		// in its workspace, the directory it was asked for in.
+		switch {
+		case ia.policy != nil:
+			cfg.Dir = ia.policy.Workdir
+		case ia.encl != nil:
+			cfg.Dir = ia.encl.impl.box.policy.Workdir
+		}
+	}
 	ctl, shimEnd, err := shim.Pair()
 	if err != nil {
 		return nil, err

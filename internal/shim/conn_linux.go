@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -76,9 +76,12 @@ func (m Msg) Error() error {
 }
 
 // Conn is one end of a control socket (SOCK_SEQPACKET): one message per
-// packet, descriptors attached.
+// packet, descriptors attached. Its calls wait in the runtime's poller, not
+// in a thread; it uses raw system calls rather than the net package, whose
+// initialisation would come before the shim's own.
 type Conn struct {
-	c *net.UnixConn
+	f  *os.File
+	rc syscall.RawConn
 }
 
 // maxMsg bounds a message; configurations travel as files, not messages.
@@ -87,19 +90,32 @@ const maxMsg = 64 << 10
 // maxFDs is the most descriptors a message carries.
 const maxFDs = 8
 
-// NewConn takes over f, a SOCK_SEQPACKET socket; f is closed.
+// NewConn takes over f, a SOCK_SEQPACKET socket (f is closed; the Conn
+// has a descriptor of its own).
 func NewConn(f *os.File) (*Conn, error) {
 	defer f.Close()
-	fc, err := net.FileConn(f)
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shim: control socket: %w", err)
 	}
-	uc, ok := fc.(*net.UnixConn)
-	if !ok {
-		fc.Close()
-		return nil, errors.New("shim: control socket is not a Unix socket")
+	return newConn(fd)
+}
+
+// newConn owns fd, a SOCK_SEQPACKET socket.
+func newConn(fd int) (*Conn, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("shim: control socket: %w", err)
 	}
-	return &Conn{c: uc}, nil
+	// A File made of a non-blocking descriptor enters the poller. It is
+	// the descriptor's only File: another would close it when collected.
+	f := os.NewFile(uintptr(fd), "shim-control")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shim: control socket: %w", err)
+	}
+	return &Conn{f: f, rc: rc}, nil
 }
 
 // Pair returns the two ends of a new control socket: corral's end as a
@@ -110,7 +126,7 @@ func Pair() (*Conn, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("shim: control socket: %w", err)
 	}
-	c, err := NewConn(os.NewFile(uintptr(fds[0]), "shim-control"))
+	c, err := newConn(fds[0])
 	if err != nil {
 		unix.Close(fds[1])
 		return nil, nil, err
@@ -132,22 +148,37 @@ func (c *Conn) Send(m Msg, files ...*os.File) error {
 		}
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, err = c.c.WriteMsgUnix(b, oob, nil)
-	return err
+	var serr error
+	err = c.rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
+		return serr != unix.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	return serr
 }
 
 // Recv waits for the next message and returns it with the descriptors it
 // carried, which the caller owns. It returns io.EOF when the other end is
-// closed.
+// closed, or this one.
 func (c *Conn) Recv() (Msg, []*os.File, error) {
 	buf := make([]byte, maxMsg)
 	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
-	n, oobn, _, _, err := c.c.ReadMsgUnix(buf, oob)
+	var n, oobn int
+	var rerr error
+	err := c.rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
 	if err != nil {
-		if errors.Is(err, net.ErrClosed) {
+		if errors.Is(err, os.ErrClosed) {
 			return Msg{}, nil, io.EOF
 		}
 		return Msg{}, nil, err
+	}
+	if rerr != nil {
+		return Msg{}, nil, rerr
 	}
 	files, ferr := parseRights(oob[:oobn])
 	if n == 0 && oobn == 0 {
@@ -166,7 +197,7 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 }
 
 // Close closes the connection; a Recv blocked on it returns io.EOF.
-func (c *Conn) Close() error { return c.c.Close() }
+func (c *Conn) Close() error { return c.f.Close() }
 
 func parseRights(oob []byte) ([]*os.File, error) {
 	if len(oob) == 0 {

@@ -29,6 +29,10 @@ type initState struct {
 }
 
 func runInit() int {
+	// Only corral ends an init: through its control socket, or SIGKILL. A
+	// command that signals it (under network host no Landlock scope keeps
+	// it from trying) gets nowhere.
+	signal.Ignore(unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
 	st := &initState{role: os.Getenv(RoleEnv), pid1: os.Getpid() == 1}
 	unix.CloseOnExec(ControlFD)
 	ctl, err := NewConn(os.NewFile(ControlFD, "shim-control"))
