@@ -65,7 +65,7 @@ func classify(o *outcome) (corral.Status, corral.ErrorType, string) {
 		return corral.StatusFailed, corral.ErrorPermissionMode, o.permWhy
 	case FinalizedByAuth:
 		return corral.StatusFailed, corral.ErrorAuth,
-			"authentication failed (" + clip(o.authLine, 200) + "): log the agent in again or fix its API key"
+			"authentication failed (" + clip(o.authLine, 400) + "): log the agent in again or fix its API key (for Codex, set the variable its model provider names in env_key)"
 	case FinalizedByResult:
 		return classifyResult(o.result, o.errs)
 	case FinalizedByStall:

@@ -183,6 +183,10 @@ func (p *parser) claudeResult(in *lineInfo, f *fields, base Event, cut bool) {
 			return len(r.errors) < 20
 		})
 	}
+	if n, ok := jsonscan.Int(f.queued); ok && n > 0 {
+		r.queued = int(n)
+	}
+	p.results++
 	in.result = r
 	in.progress = true // the segment is over: its own account decides
 	e := base
@@ -206,6 +210,7 @@ func (p *parser) claudeSystem(in *lineInfo, f *fields, base Event) {
 			e.PermissionMode, in.permMode, in.hasPerm = pm, pm, true
 		}
 		in.init = true
+		p.inits++
 	case "api_retry":
 		p.claudeRetry(in, f, &e)
 	case "task_started", "task_notification", "task_progress", "task_updated":

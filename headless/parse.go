@@ -107,6 +107,8 @@ type parser struct {
 	line    int64
 	seq     int64
 	bg      []BackgroundTask // the live background-task set
+	inits   int              // Claude init lines: turns begun
+	results int              // Claude result lines: turns ended
 	info    lineInfo         // reused for every line
 }
 
@@ -145,6 +147,7 @@ type resultInfo struct {
 	usage      *Usage
 	modelUsage json.RawMessage
 	errors     []string
+	queued     int // Claude: turns queued behind this one
 	codex      bool
 }
 
@@ -154,7 +157,7 @@ type fields struct {
 	perm, result, isError, numTurns, cost, usage, modelUsage, errors []byte
 	tasks, taskID, status, summary, description, taskType, toolUseID []byte
 	threadID, item, attempt, maxRetries, retryDelay, errorStatus     []byte
-	patch                                                            []byte
+	patch, queued                                                    []byte
 }
 
 func (f *fields) set(key, val []byte) bool {
@@ -211,6 +214,8 @@ func (f *fields) set(key, val []byte) bool {
 		f.errorStatus = val
 	case "patch":
 		f.patch = val
+	case "queued_turn_count":
+		f.queued = val
 	case "tool_use_id":
 		f.toolUseID = val
 	case "thread_id":
@@ -275,18 +280,32 @@ func (p *parser) parse(line []byte, cut bool, now time.Time) *lineInfo {
 }
 
 // number gives the line's events their sequence numbers and marks a result
-// that ends the turn: one while no background task is live (Codex has
-// none).
+// that ends the turn (see final).
 func (p *parser) number(in *lineInfo) *lineInfo {
 	for i := range in.events {
 		p.seq++
 		e := &in.events[i]
 		e.Seq = p.seq
 		if e.Kind == KindResult && in.result != nil {
-			e.Final = in.result.codex || len(p.bg) == 0
+			e.Final = p.final(in.result)
 		}
 	}
 	return in
+}
+
+// final reports whether a result ends the turn. Codex's turn end always
+// does. Claude Code's does when no background task is live and no turn of
+// its is still under way: it begins each turn — the prompt's, and each
+// follow-up it runs when background work finishes — with an init line,
+// and may report a turn's result only after the next one began (seen with
+// a background sub-agent: both results come at the very end), so a result
+// is the last one only once there are as many results as inits and
+// nothing is queued.
+func (p *parser) final(r *resultInfo) bool {
+	if r.codex {
+		return true
+	}
+	return len(p.bg) == 0 && p.results >= p.inits && r.queued == 0
 }
 
 // detect names the format that uses a line type, or FormatAuto when the

@@ -718,3 +718,27 @@ func TestStartRejectsBadInput(t *testing.T) {
 		t.Errorf("Start with a done context succeeded")
 	}
 }
+
+// TestBackgroundTimeoutEndsATurnWaitingForADevServer: Claude Code waits for
+// a shell command it ran in the background; one that never ends (a dev
+// server) holds the turn only until the background timeout, which is
+// reported, and the agent's answer stands.
+func TestBackgroundTimeoutEndsATurnWaitingForADevServer(t *testing.T) {
+	spec := agent(t, "dev-server")
+	spec.BackgroundTimeout = time.Second
+	spec.IdleTimeout = time.Hour
+	began := time.Now()
+	turn := start(t, context.Background(), spec)
+	r := wait(t, turn)
+	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByBackground)
+	if el := time.Since(began); el < time.Second {
+		t.Errorf("ended after %v, before the background timeout", el)
+	}
+	if r.Text != "The dev server is running on port 3000." || len(r.BackgroundTasks) != 1 || r.BackgroundTasks[0].ID != "bdev1" || r.BackgroundTasks[0].Type != "local_bash" {
+		t.Errorf("text %q background tasks %+v", r.Text, r.BackgroundTasks)
+	}
+	if !strings.Contains(r.Reason, "still live 1s after the agent's last result") || !strings.Contains(r.Reason, "Start the dev server") {
+		t.Errorf("reason %q", r.Reason)
+	}
+	closeTurn(t, turn)
+}

@@ -78,6 +78,7 @@ var (
 		"hold":              {"(internal) the pipe-holding child: sleeps", holdChild},
 		"flood":             {"-huge bytes of realistic stream-json lines, then a result (throughput)", flood},
 		"segment-then-exit": {"an intermediate result with a live background task, then exit 0", segmentThenExit},
+		"dev-server":        {"a shell command started in the background that never ends (a dev server), a result, then silence", devServer},
 	}
 )
 
@@ -257,6 +258,17 @@ func fanout() {
 	emit(text("The agent found 3 leads."))
 	finalResult(result("success", false, "The agent found 3 leads.", 4, 0.07))
 	time.Sleep(*linger)
+}
+
+func devServer() {
+	emit(initLine())
+	emit(toolUse("toolu_dev", "Bash", `{"command":"npm run dev","description":"Start the dev server","run_in_background":true}`))
+	emit(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"bdev1","task_type":"local_bash","description":"Start the dev server"}],"session_id":"` + sessionID + `"}`)
+	emit(`{"type":"system","subtype":"task_started","task_id":"bdev1","tool_use_id":"toolu_dev","description":"Start the dev server","is_backgrounded":true,"task_type":"local_bash","session_id":"` + sessionID + `"}`)
+	emit(toolResult("toolu_dev", "Command running in background with ID: bdev1.", false))
+	emit(text("The dev server is running on port 3000."))
+	emit(result("success", false, "The dev server is running on port 3000.", 2, 0.02))
+	forever()
 }
 
 func segmentThenExit() {

@@ -86,7 +86,7 @@ func (st *stream) openai() {
 	done := response("completed", output)
 	done["usage"] = map[string]any{
 		"input_tokens":          u.Input + u.CacheRead,
-		"input_tokens_details":  map[string]any{"cached_tokens": u.CacheRead},
+		"input_tokens_details":  map[string]any{"cached_tokens": u.CacheRead, "cache_write_tokens": u.CacheWrite},
 		"output_tokens":         u.Output,
 		"output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		"total_tokens":          u.Input + u.CacheRead + u.Output,

@@ -17,6 +17,9 @@ const (
 	// BackgroundMarker is what the background scenario's command prints
 	// when it finishes.
 	BackgroundMarker = "corral-fake-background-done"
+	// BackgroundFinal is the background scenario's answer once Claude Code
+	// told it the command completed.
+	BackgroundFinal = "final: the background command completed"
 	// SubagentMarker begins the task the subagent scenario gives its
 	// sub-agent, and SubagentAnswer is the sub-agent's answer.
 	SubagentMarker = "corral-fake-subagent-task"
@@ -58,10 +61,18 @@ var named = map[string]struct {
 			func(r *Request) Reply { return Reply{Hang: true} },
 		)
 	}},
-	"subagent": {"spawn a sub-agent that answers after -wait, wait for it, and answer with what it said (Codex spawn_agent, wait_agent)", func(o Options) Scenario {
-		main := steps(
+	"subagent": {"hand a task to a sub-agent that answers after -wait, wait for it, and answer with what it said (Claude Code: Agent in the background; Codex: spawn_agent, wait_agent)", func(o Options) Scenario {
+		task := SubagentMarker + ": answer " + SubagentAnswer
+		claude := steps(
 			func(r *Request) Reply {
-				return Reply{Calls: []Call{{Name: "spawn_agent", Namespace: "multi_agent_v1", Input: map[string]any{"message": SubagentMarker + ": answer " + SubagentAnswer}}}}
+				return Reply{Calls: []Call{{Name: "Agent", Input: map[string]any{"description": "sub-agent task", "prompt": task, "subagent_type": "general-purpose", "run_in_background": true}}}}
+			},
+			func(r *Request) Reply { return Reply{Text: "The sub-agent is working; I will report when it finishes."} },
+			final,
+		)
+		codex := steps(
+			func(r *Request) Reply {
+				return Reply{Calls: []Call{{Name: "spawn_agent", Namespace: "multi_agent_v1", Input: map[string]any{"message": task}}}}
 			},
 			func(r *Request) Reply {
 				return Reply{Calls: []Call{{Name: "wait_agent", Namespace: "multi_agent_v1", Input: map[string]any{"targets": []string{agentID(r.LastResult())}, "timeout_ms": 600000}}}}
@@ -69,10 +80,13 @@ var named = map[string]struct {
 			final,
 		)
 		return func(r *Request) Reply {
-			if r.Opening(SubagentMarker) {
+			switch {
+			case r.Opening(SubagentMarker):
 				return Reply{Text: SubagentAnswer, Delay: o.wait()}
+			case r.API == Anthropic:
+				return claude(r)
 			}
-			return main(r)
+			return codex(r)
 		}
 	}},
 	"mcp": {"call corral's run_command MCP tool (mcp__corral__run_command), then answer with what it returned", func(o Options) Scenario {

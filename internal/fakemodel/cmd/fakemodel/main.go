@@ -16,6 +16,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/corralrun/corral/internal/fakemodel"
@@ -27,6 +29,7 @@ func main() {
 	retry := flag.Duration("retry-after", 0, "retry-after of the rate-limit scenarios")
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	verbose := flag.Bool("v", false, "log each request")
+	dump := flag.String("dump", "", "write each request body to `DIR`/NNN-API.json")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: fakemodel [flags] SCENARIO")
 		flag.PrintDefaults()
@@ -47,11 +50,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if *verbose {
+	if *verbose || *dump != "" {
 		inner := sc
+		var n atomic.Int64
 		sc = func(r *fakemodel.Request) fakemodel.Reply {
 			rep := inner(r)
-			fmt.Fprintf(os.Stderr, "%s %s step %d attempt %d: %d tool results\n", r.API, r.Model, r.Step, r.Attempt, len(r.ToolResults))
+			i := n.Add(1)
+			if *verbose {
+				fmt.Fprintf(os.Stderr, "%d %s %s step %d attempt %d: %d tool results\n", i, r.API, r.Model, r.Step, r.Attempt, len(r.ToolResults))
+			}
+			if *dump != "" {
+				os.WriteFile(filepath.Join(*dump, fmt.Sprintf("%03d-%s.json", i, r.API)), r.Body, 0o644)
+			}
 			return rep
 		}
 	}
