@@ -67,7 +67,9 @@ var named = map[string]struct {
 			func(r *Request) Reply {
 				return Reply{Calls: []Call{{Name: "Agent", Input: map[string]any{"description": "sub-agent task", "prompt": task, "subagent_type": "general-purpose", "run_in_background": true}}}}
 			},
-			func(r *Request) Reply { return Reply{Text: "The sub-agent is working; I will report when it finishes."} },
+			func(r *Request) Reply {
+				return Reply{Text: "The sub-agent is working; I will report when it finishes."}
+			},
 			final,
 		)
 		codex := steps(
