@@ -49,7 +49,12 @@ var named = map[string]struct {
 			func(r *Request) Reply {
 				return Reply{Text: "Started it in the background; I will report when it finishes."}
 			},
-			final,
+			func(r *Request) Reply {
+				if r.Mentions("<status>completed</status>") {
+					return Reply{Text: BackgroundFinal}
+				}
+				return final(r)
+			},
 		)
 	}},
 	"yield": {"run a shell command that outlives its yield (Codex exec_command with yield_time_ms 250), then hang mid-stream", func(o Options) Scenario {
