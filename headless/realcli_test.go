@@ -299,21 +299,9 @@ func TestRealCodexSubagentWaitIsNotIdle(t *testing.T) {
 // its state directory writable), as docs/headless.md's recipes do. It
 // skips, loudly, while corral cannot build the sandbox on this machine.
 func TestRealAgentsUnderASandbox(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		agent func(testing.TB, *fakemodel.Server, string, ...string) testutil.RealAgent
-		state func(home string) (env []string, writable string)
-	}{
-		{"claude", testutil.Claude, func(home string) ([]string, string) {
-			dir := filepath.Join(home, ".claude")
-			return []string{"CLAUDE_CONFIG_DIR=" + dir}, dir
-		}},
-		{"codex", testutil.Codex, func(home string) ([]string, string) {
-			return nil, filepath.Join(home, ".codex")
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", hostAddr()+":0")
+	for name, agent := range map[string]func(testing.TB, *fakemodel.Server, string, ...string) testutil.RealAgent{"claude": testutil.Claude, "codex": testutil.Codex} {
+		t.Run(name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", testutil.HostAddr()+":0")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,36 +309,18 @@ func TestRealAgentsUnderASandbox(t *testing.T) {
 			srv := fakemodel.Serve(ln, sc)
 			t.Cleanup(func() { srv.Close() })
 
-			// The sandbox gives the run a private /tmp: its home and
-			// workspace live elsewhere.
-			base := outsideTmp(t)
-			a := c.agent(t, srv, "Run the command.")
-			home := filepath.Join(base, "home")
-			extra, writable := c.state(home)
-			var env []string
-			for _, kv := range a.Env {
-				switch {
-				case strings.HasPrefix(kv, "TMPDIR="):
-				case strings.HasPrefix(kv, "HOME="):
-					env = append(env, "HOME="+home)
-				case strings.HasPrefix(kv, "CODEX_HOME="):
-					env = append(env, "CODEX_HOME="+writable)
-				default:
-					env = append(env, kv)
-				}
-			}
-			a.Env = append(env, extra...)
+			base := testutil.OutsideTmp(t)
+			a := agent(t, srv, "Run the command.")
+			state := a.ForSandbox(filepath.Join(base, "home"))
 			work := filepath.Join(base, "work")
-			for _, d := range []string{work, writable} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
+			if err := os.MkdirAll(work, 0o700); err != nil {
+				t.Fatal(err)
 			}
 			spec := realSpec(t, a)
 			spec.Dir = work
 			spec.Sandbox = corral.Sandbox{
 				Mode:       corral.SandboxWorkspace,
-				Writable:   []string{writable},
+				Writable:   []string{state},
 				AllowHosts: []string{ln.Addr().String()},
 			}
 			turn, err := headless.Start(context.Background(), spec)
@@ -376,35 +346,4 @@ func TestRealAgentsUnderASandbox(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hostAddr is an address of this machine other than loopback, where there
-// is one: inside the sandbox's network, loopback is the sandbox's own.
-func hostAddr() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	return "127.0.0.1"
-}
-
-// outsideTmp returns a fresh directory that is not under /tmp, removed
-// after the test.
-func outsideTmp(t *testing.T) string {
-	t.Helper()
-	root, err := os.UserCacheDir()
-	if err != nil {
-		t.Skipf("SKIP: no directory outside /tmp for a sandboxed home: %v", err)
-	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(root, "corral-sandbox-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }

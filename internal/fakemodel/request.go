@@ -270,3 +270,36 @@ func toolNames(tools []json.RawMessage, prefix string) []string {
 	}
 	return out
 }
+
+// ToolDescription returns the description of the tool the agent offered
+// the model under that name (for a tool in a Responses API namespace, its
+// name within it), and whether it offered one.
+func (r *Request) ToolDescription(name string) (string, bool) {
+	var m struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(r.Body, &m) != nil {
+		return "", false
+	}
+	return findTool(m.Tools, name)
+}
+
+func findTool(tools []json.RawMessage, name string) (string, bool) {
+	for _, raw := range tools {
+		var t struct {
+			Name        string            `json:"name"`
+			Description string            `json:"description"`
+			Tools       []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(raw, &t) != nil {
+			continue
+		}
+		if t.Name == name {
+			return t.Description, true
+		}
+		if d, ok := findTool(t.Tools, name); ok {
+			return d, true
+		}
+	}
+	return "", false
+}

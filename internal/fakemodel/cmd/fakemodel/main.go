@@ -7,7 +7,10 @@
 //	ANTHROPIC_BASE_URL=http://127.0.0.1:8989 ANTHROPIC_API_KEY=fake \
 //	  corral headless -- claude -p --output-format stream-json --verbose "hi"
 //
-// Run it with -list for the scenarios.
+// Its first line is ANTHROPIC_BASE_URL=URL; the next ones give the whole
+// environment for Claude Code and the flags for Codex. Run it with -list
+// for the scenarios, -v to log each request, -dump DIR to keep their
+// bodies (what the agent sent the model).
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -72,7 +76,8 @@ func main() {
 	}
 	s := fakemodel.Serve(ln, sc)
 	fmt.Printf("ANTHROPIC_BASE_URL=%s\n", s.URL)
-	fmt.Printf("codex: -c model_providers.fake.base_url=%s/v1 -c model_providers.fake.wire_api=responses -c model_providers.fake.env_key=FAKE_API_KEY -c model_provider=fake -c model=fake-model\n", s.URL)
+	fmt.Printf("claude: env %s\n", strings.Join(s.ClaudeEnv(), " "))
+	fmt.Printf("codex: env %s; codex exec --json --skip-git-repo-check %s PROMPT\n", strings.Join(s.CodexEnv(), " "), strings.Join(s.CodexArgs(), " "))
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	<-sigs
