@@ -41,7 +41,7 @@ type outcome struct {
 //     result: error_max_turns → max_turns; error_max_budget_usd →
 //     max_budget; success without is_error (turn.completed) → succeeded;
 //     otherwise, from the agent's error codes and messages, auth →
-//     rate_limit → model_unsupported, else stream_error. Subtypes come
+//     quota → rate_limit → model_unsupported, else stream_error. Subtypes come
 //     first, so max_turns never looks like auth.
 //  5. A watchdog fired: stall → stall, idle → idle, budget → timeout;
 //     but when the agent was retrying a failed model API call (or had
@@ -54,7 +54,7 @@ type outcome struct {
 //  6. The process ended before the turn did: a signal (one corral did
 //     not send, an OOM kill included) → signal, never auth; a result
 //     segment was seen → rule 4 on it; a rate-limit or model error in
-//     the stream → rate_limit or model_unsupported; exit 0 with output
+//     the stream → quota, rate_limit or model_unsupported; exit 0 with output
 //     but no JSON line → stream_error; exit 0 → empty_result; non-zero
 //     exit → crash.
 func classify(o *outcome) (corral.Status, corral.ErrorType, string) {
@@ -157,8 +157,7 @@ func classifyBackground(o *outcome) (corral.Status, corral.ErrorType, string) {
 		}
 		return st, et, why
 	}
-	st, et, why := withCause(o.failure, corral.ErrorTimeout, why+": raise --background-timeout if they needed longer")
-	return st, et, why
+	return withCause(o.failure, corral.ErrorTimeout, why+": raise --background-timeout if they needed longer")
 }
 
 // classifyResult applies rule 4 to a result.

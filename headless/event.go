@@ -26,7 +26,7 @@ const (
 	// TaskStatus, Text).
 	KindTask Kind = "task"
 	// KindBackground: the live background-task set changed; Background is
-	// its new size (ambient tasks and plain shells excluded).
+	// its new size (ambient tasks excluded).
 	KindBackground Kind = "background"
 	// KindResult: the agent ended a turn segment (Claude's result, Codex's
 	// turn.completed or turn.failed), with its Text and Errors. Final

@@ -54,9 +54,9 @@ type Parser struct {
 // is valid until the next call, and the events in it are values the caller
 // may keep.
 //
-// A result line is marked Final when no background task is live, that is
-// when it ends the turn (see the package documentation), as a Turn marks
-// it.
+// A result line is marked Final when it ends the turn: no background task
+// is live and every turn the agent began has ended (see the package
+// documentation), as a Turn marks it.
 func (r *Parser) Parse(line []byte, at time.Time) []Event {
 	return r.events(line, false, at)
 }

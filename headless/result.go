@@ -12,8 +12,9 @@ import (
 type FinalizedBy string
 
 const (
-	// FinalizedByResult: the agent ended its turn (a result with no live
-	// background task; Codex turn.completed or turn.failed).
+	// FinalizedByResult: the agent ended its turn (a final result: no live
+	// background task, no turn still under way; Codex turn.completed or
+	// turn.failed).
 	FinalizedByResult FinalizedBy = "result"
 	// FinalizedByStall: a tool call stayed open past its stall limit.
 	FinalizedByStall FinalizedBy = "stall"

@@ -3,109 +3,44 @@ package testutil
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/corralrun/corral/internal/fakemodel"
 )
 
-// RealAgent is a real agent CLI pointed at a fake model: its command line
-// (the prompt last) and its whole environment, with a home of its own in
-// the test's temporary directory. Run it with a clean environment.
-type RealAgent struct {
-	// Name is "claude" or "codex".
-	Name string
-	Args []string
-	Env  []string
-	// Home is the agent's HOME; Claude Code keeps its state in Home/.claude,
-	// Codex in Home/.codex (its CODEX_HOME).
-	Home string
-}
+// RealAgent is a real agent CLI pointed at a fake model (see
+// fakemodel.Agent). Run it with a clean environment: Env is all of it.
+type RealAgent = fakemodel.Agent
 
 // Claude returns Claude Code (the pinned npm install, or a skip) set up to
-// run one prompt against srv in stream-json with bypassPermissions, extra
-// flags before the prompt. As root, Claude Code refuses bypassPermissions
-// unless IS_SANDBOX=1, which the environment then has.
+// run one prompt against srv, with a HOME and a TMPDIR of its own in the
+// test's temporary directory (see fakemodel.Server.Claude).
 func Claude(t testing.TB, srv *fakemodel.Server, prompt string, extra ...string) RealAgent {
 	t.Helper()
-	a := newRealAgent(t, "claude", NPMBin(t, "claude"))
-	a.Args = append(a.Args, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
-	a.Args = append(append(a.Args, extra...), "--", prompt)
-	a.Env = append(a.Env, srv.ClaudeEnv()...)
-	if os.Geteuid() == 0 {
-		a.Env = append(a.Env, "IS_SANDBOX=1")
-	}
-	return a
+	home, tmp := agentDirs(t)
+	return srv.Claude(NPMBin(t, "claude"), home, tmp, prompt, extra...)
 }
 
 // Codex returns Codex (the pinned npm install, or a skip) set up to run one
-// prompt against srv with `codex exec --json`, outside a git repository,
-// extra flags before the prompt.
+// prompt against srv, with a HOME, a CODEX_HOME and a TMPDIR of its own in
+// the test's temporary directory (see fakemodel.Server.Codex).
 func Codex(t testing.TB, srv *fakemodel.Server, prompt string, extra ...string) RealAgent {
 	t.Helper()
-	a := newRealAgent(t, "codex", NPMBin(t, "codex"))
-	codexHome := filepath.Join(a.Home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	a.Args = append(a.Args, "exec", "--json", "--skip-git-repo-check")
-	a.Args = append(append(append(a.Args, srv.CodexArgs()...), extra...), prompt)
-	a.Env = append(append(a.Env, "CODEX_HOME="+codexHome), srv.CodexEnv()...)
-	return a
+	home, tmp := agentDirs(t)
+	return srv.Codex(NPMBin(t, "codex"), home, tmp, prompt, extra...)
 }
 
-func newRealAgent(t testing.TB, name, bin string) RealAgent {
+func agentDirs(t testing.TB) (home, tmp string) {
 	t.Helper()
 	dir := t.TempDir()
-	home, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
+	home, tmp = filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
 	for _, d := range []string{home, tmp} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	path := "/usr/local/bin:/usr/bin:/bin"
-	if node, err := exec.LookPath("node"); err == nil {
-		path = filepath.Dir(node) + ":" + path // codex is a node script
-	}
-	return RealAgent{
-		Name: name,
-		Args: []string{bin},
-		Env:  []string{"PATH=" + path, "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8"},
-		Home: home,
-	}
-}
-
-// ForSandbox readies the agent to run under a corral sandbox, whose /tmp is
-// private: its home moves to home (which must not be under /tmp), TMPDIR
-// goes (the private /tmp serves), and Claude Code keeps all its state,
-// .claude.json included, in home/.claude (CLAUDE_CONFIG_DIR). It returns
-// the directory the agent writes its state to, created, for the sandbox's
-// writable roots.
-func (a *RealAgent) ForSandbox(home string) (state string) {
-	state = filepath.Join(home, ".claude")
-	if a.Name == "codex" {
-		state = filepath.Join(home, ".codex")
-	}
-	os.MkdirAll(state, 0o700)
-	var env []string
-	for _, kv := range a.Env {
-		switch {
-		case strings.HasPrefix(kv, "TMPDIR="):
-		case strings.HasPrefix(kv, "HOME="):
-			env = append(env, "HOME="+home)
-		case strings.HasPrefix(kv, "CODEX_HOME="):
-			env = append(env, "CODEX_HOME="+state)
-		default:
-			env = append(env, kv)
-		}
-	}
-	if a.Name == "claude" {
-		env = append(env, "CLAUDE_CONFIG_DIR="+state)
-	}
-	a.Env, a.Home = env, home
-	return state
+	return home, tmp
 }
 
 // OutsideTmp returns a fresh directory that is not under /tmp (a sandbox
