@@ -601,6 +601,10 @@ func TestTranscriptIsWrittenBoundedAndRedacted(t *testing.T) {
 	if !strings.Contains(string(b), "[REDACTED]") || !strings.Contains(string(b), `"type":"result"`) {
 		t.Fatalf("transcript incomplete:\n%s", b)
 	}
+	// The answer, which the Result stores and prints, is redacted alike.
+	if strings.Contains(r.Text, secret) || !strings.Contains(r.Text, "[REDACTED]") {
+		t.Errorf("result text %q", r.Text)
+	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("transcript mode %v", fi.Mode())
 	}

@@ -199,8 +199,12 @@ func success() {
 	}
 	emit(toolUse("toolu_1", "Bash", `{"command":"ls"}`))
 	emit(toolResult("toolu_1", "a.txt\nb.txt", false))
-	emit(text("There are two files."))
-	finalResult(result("success", false, "There are two files.", 2, 0.0123))
+	answer := "There are two files."
+	if *echoEnv != "" {
+		answer += " The key was " + os.Getenv(*echoEnv) + "."
+	}
+	emit(text(answer))
+	finalResult(result("success", false, answer, 2, 0.0123))
 }
 
 func lingerScenario() {
