@@ -79,7 +79,7 @@ func headlessMain(args []string) int {
 func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults(); fmt.Fprint(stderr, sandboxHelp) }
 	var (
 		timeout     = fs.Duration("timeout", 0, "budget of the whole turn (0: none)")
 		stall       = fs.Duration("stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none")
