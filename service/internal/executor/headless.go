@@ -100,11 +100,13 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		Result:      res.Text,
 		SessionID:   res.SessionID,
 		NumTurns:    res.NumTurns,
-		CostUSD:     res.CostUSD,
 		FinalizedBy: string(res.FinalizedBy),
 		Signal:      res.Signal,
 		Stderr:      corral.Output{Head: []byte(res.StderrTail), Bytes: int64(len(res.StderrTail))},
 		Duration:    res.Duration,
+	}
+	if res.CostUSD != nil {
+		r.CostUSD = *res.CostUSD
 	}
 	if res.Usage != nil {
 		r.Usage, _ = json.Marshal(res.Usage)
