@@ -214,6 +214,14 @@ type Spec struct {
 	// Limits caps the tree's processes and memory, as in proc.Spec.
 	Limits proc.Limits
 
+	// Credential, if set, runs the agent as another user, as in
+	// proc.Spec.
+	Credential *proc.Credential
+
+	// Sandbox confines the agent and everything it runs, as in
+	// proc.Spec; Dir is the workspace.
+	Sandbox corral.Sandbox
+
 	// OnStart, if set, is called once, right after the agent is spawned and
 	// before Start returns, with the handle a service records to reclaim
 	// the tree after a crash.

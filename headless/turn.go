@@ -154,6 +154,8 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		Stderr:      stderrSink{t},
 		Containment: spec.Containment,
 		Limits:      spec.Limits,
+		Credential:  spec.Credential,
+		Sandbox:     spec.Sandbox,
 		Label:       label,
 	}
 	now := time.Now()
