@@ -88,7 +88,9 @@ func TestABrowserCannotActOnTheAPIInAnyMode(t *testing.T) {
 		{"DNS rebinding", func() *http.Request {
 			return request("POST", "/v1/agents", agent, "rebind.attacker.example:7070", "127.0.0.1:5000", "Content-Type", "application/json", "Origin", "http://rebind.attacker.example:7070", "Sec-Fetch-Site", "same-origin")
 		}, 421},
-		{"DNS rebinding, a read", func() *http.Request { return request("GET", "/v1/agents", "", "rebind.attacker.example:7070", "127.0.0.1:5000") }, 421},
+		{"DNS rebinding, a read", func() *http.Request {
+			return request("GET", "/v1/agents", "", "rebind.attacker.example:7070", "127.0.0.1:5000")
+		}, 421},
 		{"bodyless cancel", func() *http.Request { return request("POST", "/v1/executions/x/cancel", "", local, "127.0.0.1:5000") }, 415},
 	} {
 		for mode, h := range map[string]http.Handler{"no auth": open, "token": tokenSrv} {

@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,7 +194,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusTooManyRequests, "locked_out", fmt.Sprintf("too many wrong tokens from your address: retry in %s seconds", lockout.RetryAfter(wait)))
 		return false
 	}
-	got, presented := BearerToken(r)
+	got, presented := httpguard.BearerToken(r)
 	gotH := sha256.Sum256([]byte(got))
 	if !presented || subtle.ConstantTimeCompare(gotH[:], s.tokenH[:]) != 1 {
 		if presented {
@@ -210,29 +208,12 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// BearerToken returns the token of r's Authorization header ("Bearer
-// TOKEN", the scheme in any case) and whether there was one.
-func BearerToken(r *http.Request) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(tok), true
-}
-
 // internalError logs err with a fresh id and answers 500 with the id
 // only: the cause stays in the server's log.
 func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error) {
-	id := ErrorID()
+	id := httpguard.ErrorID()
 	s.log.Error("request failed", "id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal", "internal error (id "+id+"): the service's log has the cause under this id")
-}
-
-// ErrorID returns a fresh id that ties an answer to a line of the log.
-func ErrorID() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // Error is the body of every error answer.

@@ -172,7 +172,7 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	ctx := t.Context()
 	if _, err := api.CreateAgent(ctx, &client.Agent{Name: "reviewer", Kind: store.KindHeadless, StallTimeout: client.Duration(2 * time.Second),
-		Command: []string{fakeagent, "-delay", "150ms", "-wait", "1s", "{{prompt}}"}}); err != nil {
+		Command: []string{fakeagent, "-delay", "150ms", "-wait", "1s", "--", "{{prompt}}"}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -20,6 +20,8 @@ package httpguard
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"mime"
@@ -169,6 +171,24 @@ func (g *Guard) trusted(addr string) bool {
 func IsTLS(r *http.Request) bool {
 	v, _ := r.Context().Value(tlsKey{}).(bool)
 	return r.TLS != nil || v
+}
+
+// BearerToken returns the token of r's Authorization header ("Bearer
+// TOKEN", the scheme in any case) and whether there was one.
+func BearerToken(r *http.Request) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// ErrorID returns a fresh id that ties an internal error's answer to the
+// line of the log that holds its cause.
+func ErrorID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // ClientAddr returns the address of r's client, without port.
