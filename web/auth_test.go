@@ -114,11 +114,22 @@ func TestLoginRefusesAWrongTokenAndThrottlesRepeatedFailures(t *testing.T) {
 
 func TestLoginIgnoresOffsiteNextTargets(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
-	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"} {
+	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)",
+		"/\t/evil.example", "/%09/evil.example", "/\n/evil.example", "/%2F/evil.example", "/%5Cevil.example", " //evil.example",
+		"/\x00/evil.example", "/%00/evil.example", "\t//evil.example", "/login?next=//evil.example", "/%zz"} {
 		r := s.browser().post("/login", url.Values{"token": {token}, "next": {next}})
 		if r.code != http.StatusSeeOther || r.loc != "/" {
 			t.Errorf("next %q: redirected to %q", next, r.loc)
 		}
+	}
+	for _, next := range []string{"/executions?status=failed", "/agents/a.b", "/", "/executions/exe_1#log"} {
+		if r := s.browser().post("/login", url.Values{"token": {token}, "next": {next}}); r.loc != next {
+			t.Errorf("next %q: redirected to %q", next, r.loc)
+		}
+	}
+	// The address bar's target, as the login form in place carries it.
+	if r := s.browser().get("/login?next=%2F%09%2Fevil.example"); !strings.Contains(r.body, `name="next" value="/"`) {
+		t.Errorf("the login page kept a tab-smuggled next:\n%s", r.body)
 	}
 }
 
@@ -222,6 +233,14 @@ func TestLogoutEndsTheSession(t *testing.T) {
 	replay.c.Jar.SetCookies(u, stolen)
 	if r := replay.get("/"); r.code != http.StatusUnauthorized {
 		t.Fatalf("a copy of the logged-out cookie still works: %d", r.code)
+	}
+	// Another worker, or this one restarted, knows of the logout too.
+	restarted, err := web.New(web.Config{Service: s.svc, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarted.SessionAuth(httptestRequest("GET", "/v1/agents", stolen)) {
+		t.Fatal("the logged-out cookie works again on a restarted UI")
 	}
 }
 

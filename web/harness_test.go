@@ -28,6 +28,7 @@ const token = "web-test-token-0123456789abcdef"
 // SQLite store, served in-process.
 type stack struct {
 	t   *testing.T
+	st  *sqlite.Store
 	svc *service.Service
 	ui  *web.UI
 	srv *httptest.Server
@@ -53,6 +54,7 @@ func newStack(t *testing.T, o stackOpt) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	s.st = st
 	s.svc, err = service.New(service.Config{Store: st, DataDir: dir, Env: []string{testutil.TagEnvVar(s.tag)}, Heartbeat: 200 * time.Millisecond, CancelPoll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

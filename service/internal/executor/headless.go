@@ -70,7 +70,7 @@ func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		if ctx.Err() != nil {
 			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the turn started", Interrupted: true, User: l.user}, nil
 		}
-		return startFailure(startError(err, l)), nil
+		return l.failure(startError(err, l)), nil
 	}
 	stopped := false
 	select {

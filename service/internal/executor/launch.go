@@ -79,6 +79,13 @@ func (p *Policy) prepare(j *Job) (*launch, error) {
 	return l, nil
 }
 
+// failure is the result of a run prepared as l that could not start.
+func (l *launch) failure(err error) *Result {
+	r := startFailure(err)
+	r.User = l.user
+	return r
+}
+
 // account resolves the user a's runs start as, and the credential that
 // switches to it (nil when it is the service's own user).
 func (p *Policy) account(a *store.Agent) (*user.User, *proc.Credential, error) {

@@ -71,7 +71,7 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 	if spec.Args[1] == "-c" {
 		f, err := scriptFile(input)
 		if err != nil {
-			return startFailure(err), nil
+			return l.failure(err), nil
 		}
 		defer f.Close()
 		spec.Stdin = f
@@ -88,7 +88,7 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 		if ctx.Err() != nil {
 			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the run started", Interrupted: true, User: l.user}, nil
 		}
-		return startFailure(startError(err, l)), nil
+		return l.failure(startError(err, l)), nil
 	}
 	if j.OnStart != nil {
 		j.OnStart(p.Handle())
