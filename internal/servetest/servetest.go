@@ -66,6 +66,9 @@ type Options struct {
 	Args []string
 	// Env adds KEY=VALUE entries to the service's environment.
 	Env []string
+	// Credential, if set, runs the service as that user (the test must
+	// run as root).
+	Credential *syscall.Credential
 }
 
 // Start starts bin serve on 127.0.0.1:0, waits until it listens, and stops
@@ -75,6 +78,9 @@ func Start(t testing.TB, bin string, o Options) *Server {
 	s := &Server{Data: o.Data, t: t, exited: make(chan struct{})}
 	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data, "--pass-env", testutil.TagEnv}, o.Args...)...)
 	s.Cmd.Env = Env(o.Tag, o.Env...)
+	if o.Credential != nil {
+		s.Cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.Credential}
+	}
 	pipe, err := s.Cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
