@@ -22,7 +22,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -140,7 +139,7 @@ func TestAnUnprivilegedServiceHidesItsEnvironmentFromItsTasks(t *testing.T) {
 	os.Mkdir(data, 0o700)
 	os.Chown(data, uid, gid)
 	srv := servetest.Start(t, bin, servetest.Options{Data: data, Tag: tag, Env: []string{"CORRAL_TOKEN=" + serviceToken, "HOME=/"},
-		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}})
+		User: &servetest.User{UID: uint32(uid), GID: uint32(gid)}})
 	c := client.New(srv.Addr, serviceToken)
 	createAgent(t, c, &client.Agent{Name: "probe"})
 	e, err := c.Submit(bg, "probe", "id -u; cat /proc/$PPID/environ; echo; echo end", 0)

@@ -66,10 +66,13 @@ type Options struct {
 	Args []string
 	// Env adds KEY=VALUE entries to the service's environment.
 	Env []string
-	// Credential, if set, runs the service as that user (the test must
-	// run as root).
-	Credential *syscall.Credential
+	// User, if set, runs the service as that user (the test must run as
+	// root; Unix only).
+	User *User
 }
+
+// User is a user and group to run the service as.
+type User struct{ UID, GID uint32 }
 
 // Start starts bin serve on 127.0.0.1:0, waits until it listens, and stops
 // it (SIGTERM, then SIGKILL after a minute) when the test ends.
@@ -78,8 +81,8 @@ func Start(t testing.TB, bin string, o Options) *Server {
 	s := &Server{Data: o.Data, t: t, exited: make(chan struct{})}
 	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data, "--pass-env", testutil.TagEnv}, o.Args...)...)
 	s.Cmd.Env = Env(o.Tag, o.Env...)
-	if o.Credential != nil {
-		s.Cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.Credential}
+	if o.User != nil {
+		runAs(t, s.Cmd, o.User)
 	}
 	pipe, err := s.Cmd.StderrPipe()
 	if err != nil {
