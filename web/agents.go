@@ -250,19 +250,19 @@ func (f *agentForm) durField(name, v string) service.Duration {
 }
 
 // serviceError files an error of the service under the field it is
-// about, or as the form's error.
-func (f *agentForm) serviceError(err error) {
+// about, or as the form's error. It reports false for an error that is
+// none of the form's doing (the caller answers it as an internal error).
+func (f *agentForm) serviceError(err error) bool {
 	msg := strings.TrimPrefix(err.Error(), service.ErrInvalid.Error()+": ")
 	switch {
 	case errors.Is(err, service.ErrExists):
 		f.Errors["name"] = "An agent named " + f.Name + " exists already: pick another name, or edit that one."
-		return
+		return true
 	case errors.Is(err, service.ErrNotFound):
 		f.Error = "This agent no longer exists."
-		return
+		return true
 	case !errors.Is(err, service.ErrInvalid):
-		f.Error = "The service failed: " + err.Error()
-		return
+		return false
 	}
 	for _, m := range []struct{ prefix, field string }{
 		{"agent name", "name"}, {"headless agent", "command"}, {"agent kind", "kind"}, {"unknown agent kind", "kind"},
@@ -273,10 +273,11 @@ func (f *agentForm) serviceError(err error) {
 	} {
 		if strings.HasPrefix(msg, m.prefix) {
 			f.Errors[m.field] = capitalize(msg) + "."
-			return
+			return true
 		}
 	}
 	f.Error = capitalize(msg) + "."
+	return true
 }
 
 func (u *UI) newAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
@@ -308,7 +309,10 @@ func (u *UI) createAgent(w http.ResponseWriter, r *http.Request, p *page) {
 			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
 			return
 		}
-		f.serviceError(err)
+		if !f.serviceError(err) {
+			u.fail(w, r, p, err)
+			return
+		}
 	}
 	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
 }
@@ -331,7 +335,10 @@ func (u *UI) updateAgent(w http.ResponseWriter, r *http.Request, p *page) {
 			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
 			return
 		}
-		f.serviceError(err)
+		if !f.serviceError(err) {
+			u.fail(w, r, p, err)
+			return
+		}
 	}
 	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
 }
