@@ -246,12 +246,17 @@ type Spec struct {
 	// Limits caps the tree's processes and memory, as in proc.Spec.
 	Limits proc.Limits
 
+	// Credential, if set, runs the agent as another user, as in
+	// proc.Spec.
+	Credential *proc.Credential
+
 	// Sandbox confines the agent and everything it runs, as in
-	// proc.Spec.Sandbox: the zero value runs it unconfined. An agent
-	// needs its model API host in Sandbox.AllowHosts and its own state
-	// directories (~/.claude, $CODEX_HOME) in Sandbox.Writable. When the
-	// confinement asked for cannot be built, Start fails with an error
-	// wrapping proc.ErrSandboxUnavailable and nothing runs.
+	// proc.Spec.Sandbox: the zero value runs it unconfined; Dir is the
+	// workspace. An agent needs its model API host in Sandbox.AllowHosts
+	// and its own state directories (~/.claude, $CODEX_HOME) in
+	// Sandbox.Writable. When the confinement asked for cannot be built,
+	// Start fails with an error wrapping proc.ErrSandboxUnavailable and
+	// nothing runs.
 	Sandbox corral.Sandbox
 
 	// OnStart, if set, is called once, right after the agent is spawned and

@@ -119,6 +119,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		Stderr:      stderrSink{t},
 		Containment: spec.Containment,
 		Limits:      spec.Limits,
+		Credential:  spec.Credential,
 		Sandbox:     spec.Sandbox,
 		Label:       label,
 	}
