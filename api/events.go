@@ -45,7 +45,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	send := stream.Event
-	status, _ := json.Marshal(e)
+	status, _ := json.Marshal(publicExecution(e))
 	if send("status", "", status) != nil {
 		return
 	}
@@ -81,6 +81,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if last == "replayed" && end.Status.Terminal() {
 		last = "end"
 	}
-	data, _ := json.Marshal(end)
+	data, _ := json.Marshal(publicExecution(end))
 	send(last, "", data)
 }

@@ -114,7 +114,9 @@ func (c *Client) send(ctx context.Context, method, path string, body any, accept
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	if method != http.MethodGet && method != http.MethodHead {
+		// Even without a body: the service takes no state change that is
+		// not JSON, which no web page can send it.
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)

@@ -45,7 +45,7 @@ func TestRealAgentTurn(t *testing.T) {
 			r, _ := turn.Wait()
 			full, _ := turn.Close()
 			testutil.AssertNoTagged(t, tag, 10*time.Second)
-			t.Logf("%s: %s %q by %s in %v: %q (session %s, $%.4f) %s", c.bin, r.Status, r.ErrorType, r.FinalizedBy, r.Duration, r.Text, r.SessionID, r.CostUSD, r.Reason)
+			t.Logf("%s: %s %q by %s in %v: %q (session %s, $%.4f) %s", c.bin, r.Status, r.ErrorType, r.FinalizedBy, r.Duration, r.Text, r.SessionID, costOf(r), r.Reason)
 			switch {
 			case r.Status == corral.StatusSucceeded:
 				if r.SessionID == "" || r.Text == "" {

@@ -80,6 +80,7 @@ func (s *Server) isStopping() bool {
 	return s.stopping
 }
 
+// errorResult is a tool call refused before it ran.
 func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: text(msg), IsError: true}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
 }

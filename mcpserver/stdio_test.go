@@ -122,8 +122,10 @@ func TestStdioServerListsToolsAndRunsCommands(t *testing.T) {
 	if r.Stdout != "hi\n/\nfn\n" || r.ExitCode != 4 {
 		t.Fatalf("state not kept: %+v", r)
 	}
-	if text := textOf(res); !strings.HasPrefix(text, "[corral ") || !strings.Contains(text, "exit 4") || !strings.Contains(text, "hi\n/\nfn\n") {
-		t.Errorf("text content %q", text)
+	// The text content is the structured content's JSON: a model reads the
+	// same result whichever its client hands it.
+	if sc, _ := json.Marshal(res.StructuredContent); textOf(res) != string(sc) {
+		t.Errorf("text content %q, structured content %s", textOf(res), sc)
 	}
 }
 
@@ -151,7 +153,7 @@ func TestStdioTimeoutKeepsOutputAndSessionState(t *testing.T) {
 	if d := time.Since(start); !r.TimedOut || r.Stdout != "before\n" || d > 5*time.Second {
 		t.Fatalf("after %v: %+v", d, r)
 	}
-	if !strings.Contains(textOf(res), "timed out") {
+	if !strings.Contains(textOf(res), `"timed_out":true`) {
 		t.Errorf("text %q", textOf(res))
 	}
 	for _, cmd := range []string{"exit 3", "set -e; false", "if then", "exec true", "kill -9 $$"} {

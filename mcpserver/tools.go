@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -88,14 +87,14 @@ State carries over between calls: the working directory (cd), exported and plain
 - Timeout: %d ms by default, at most %d ms (timeout_ms). On timeout the command's whole process tree is stopped and timed_out is true; the output shows what it printed before. Rerun with a larger timeout_ms, or use background.
 - Output: stdout and stderr together are limited to %d characters (max_output_chars, at most %d); the beginning and the end are kept. When truncated is true, full_output_path names a file holding all of it: search it with grep or read parts with sed -n / tail instead of rerunning.
 - The command itself is at most %d bytes: write longer scripts to a file and run the file.
-- Commands of the session run one at a time, in the order they were sent; time spent waiting for the previous one counts against the timeout.
+- Commands of the session run one at a time, in the order they were sent; time spent waiting for the previous one counts against the timeout (waited_ms).
 - Processes started with & end when the command ends. For servers, watchers and long builds set background: true; then read their output with job_output and stop them with job_kill.
-- The first line of the result and the lines before the output sections come from the tool; command output only ever appears between <stdout ID> and </stdout ID> (or stderr) fences, where ID is random per result.`, def, maxT, chars, capChars, MaxCommandBytes),
+- The result is one JSON object. corral sets its fields: exit_code (-1 when a signal ended the command, named in signal), timed_out, truncated and full_output_path, stdout_bytes and stderr_bytes, duration_ms, cwd (the session's directory after the command), notes, session_restarted, job_id, and for a refused command denied and reason. The command's own output is only ever inside the strings stdout and stderr, with terminal escape sequences and other control characters removed: nothing it prints can pass for a field.`, def, maxT, chars, capChars, MaxCommandBytes),
 		OutputSchema: schema[shell.Result](),
 	}, s.runCommand)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:         "job_output",
-		Description:  "Read the output of a background job that run_command started with background: true. Returns the output (stdout and stderr interleaved) produced since your last read, or since the offset `since`, plus `next` (the offset to continue from) and the job's status: running, exited (with exit_code), killed or timed_out. Set wait_ms to wait for new output or for the job to end instead of polling with sleep. Long output keeps its beginning and end; the job's complete log is at log_path.",
+		Description:  "Read the output of a background job that run_command started with background: true. Returns a JSON object: output (stdout and stderr interleaved, terminal escapes removed) produced since your last read, or since the offset `since`; `next` (the offset to continue from); and the job's status: running, exited (with exit_code), killed or timed_out. Set wait_ms to wait for new output or for the job to end instead of polling with sleep. Long output keeps its beginning and end; the job's complete log is at log_path.",
 		InputSchema:  schema[JobOutputInput](),
 		OutputSchema: schema[shell.JobOutput](),
 	}, s.jobOutput)
@@ -119,6 +118,13 @@ State carries over between calls: the working directory (cd), exported and plain
 		OutputSchema: schema[shell.Environment](),
 	}, s.environment)
 }
+
+// Every tool answers with one JSON object, its structured content. The
+// SDK puts the same JSON in the text content, as the protocol asks, so
+// that a model reads the same thing whichever of the two its client hands
+// it: Claude Code gives the model the structured content, other clients
+// the text. Command output sits in JSON strings, so nothing a command
+// prints can pass for a field of the result.
 
 // schema infers a tool's input or output schema as the SDK would, but
 // with no "null" in the types of its properties: the pointer and slice
@@ -146,13 +152,6 @@ func noNull(s *jsonschema.Schema) {
 		noNull(p)
 	}
 	noNull(s.Items)
-}
-
-func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
-
-func jsonText(v any) []mcp.Content {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return text(string(b))
 }
 
 // MaxCommandBytes is the longest command run_command takes, on both
@@ -200,7 +199,7 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in Ru
 		res.Notes = append(res.Notes, errShuttingDown.Error()+": the command was stopped")
 	}
 	s.logger.Info("run_command", "command", trimForLog(in.Command), "status", res.Status())
-	return &mcp.CallToolResult{Content: text(res.Text()), IsError: res.Denied || stopped}, res, nil
+	return &mcp.CallToolResult{IsError: res.Denied || stopped}, res.ForModel(), nil
 }
 
 func (s *Server) job(ctx context.Context, req *mcp.CallToolRequest, id string) (*shell.Session, *shell.Job, error) {
@@ -225,8 +224,8 @@ func (s *Server) jobOutput(ctx context.Context, req *mcp.CallToolRequest, in Job
 		since = *in.Since
 	}
 	wait := min(millis(int64(in.WaitMS)), maxWait)
-	o := j.Output(ctx, since, wait, 0)
-	return &mcp.CallToolResult{Content: text(o.Text())}, &o, nil
+	o := j.Output(ctx, since, wait, 0).ForModel()
+	return nil, &o, nil
 }
 
 func (s *Server) jobKill(ctx context.Context, req *mcp.CallToolRequest, in JobInput) (*mcp.CallToolResult, *shell.JobInfo, error) {
@@ -235,7 +234,7 @@ func (s *Server) jobKill(ctx context.Context, req *mcp.CallToolRequest, in JobIn
 		return nil, nil, err
 	}
 	info := j.Kill()
-	return &mcp.CallToolResult{Content: jsonText(info)}, &info, nil
+	return nil, &info, nil
 }
 
 func (s *Server) listJobs(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *JobList, error) {
@@ -244,10 +243,10 @@ func (s *Server) listJobs(ctx context.Context, req *mcp.CallToolRequest, _ Empty
 		return nil, nil, err
 	}
 	l := &JobList{Jobs: sh.Jobs()}
-	if len(l.Jobs) == 0 {
-		return &mcp.CallToolResult{Content: text("no background jobs")}, l, nil
+	if l.Jobs == nil {
+		l.Jobs = []shell.JobInfo{}
 	}
-	return &mcp.CallToolResult{Content: jsonText(l)}, l, nil
+	return nil, l, nil
 }
 
 func (s *Server) resetSession(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *ResetOutput, error) {
@@ -258,8 +257,7 @@ func (s *Server) resetSession(ctx context.Context, req *mcp.CallToolRequest, _ E
 	if err := sh.Reset(ctx); err != nil {
 		return nil, nil, err
 	}
-	out := &ResetOutput{Cwd: sh.Cwd()}
-	return &mcp.CallToolResult{Content: text("session reset; working directory " + out.Cwd)}, out, nil
+	return nil, &ResetOutput{Cwd: sh.Cwd()}, nil
 }
 
 func (s *Server) environment(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *shell.Environment, error) {
@@ -271,5 +269,5 @@ func (s *Server) environment(ctx context.Context, req *mcp.CallToolRequest, _ Em
 	if err != nil {
 		return nil, nil, err
 	}
-	return &mcp.CallToolResult{Content: jsonText(e)}, e, nil
+	return nil, e, nil
 }

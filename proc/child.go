@@ -55,4 +55,19 @@ type spawnAttr struct {
 	tier  corral.Containment
 	label string
 	limit Limits
+
+	sandbox   corral.Sandbox
+	enclosure *Enclosure
+}
+
+// bindingReporter is a child that knows what ends its tree if the
+// supervisor is killed.
+type bindingReporter interface {
+	binding() (binding, note string)
+}
+
+// sandboxReporter is a child that ran sandboxed; its report is complete
+// once finish has run.
+type sandboxReporter interface {
+	sandboxResult() *corral.SandboxReport
 }

@@ -160,6 +160,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		tier:  spec.Containment,
 		label: spec.Label,
 		limit: spec.Limits,
+
+		sandbox:   spec.Sandbox,
+		enclosure: spec.Enclosure,
 	})
 	if err != nil {
 		p.closeStreams()
@@ -174,6 +177,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		Containment:     c.handle().Containment,
 		ContainmentNote: c.note(),
 		LimitsNote:      c.limitsNote(),
+	}
+	if b, ok := c.(bindingReporter); ok {
+		p.res.Binding, p.res.BindingNote = b.binding()
 	}
 	copyStdin.start()
 	for _, s := range p.streams {
@@ -490,6 +496,9 @@ func (p *Process) finish() {
 	p.mu.Unlock()
 	p.res.Stdout = p.streams[0].finish()
 	p.res.Stderr = p.streams[1].finish()
+	if r, ok := p.child.(sandboxReporter); ok {
+		p.res.Sandbox = r.sandboxResult()
+	}
 }
 
 func (p *Process) closeStreams() {

@@ -119,6 +119,8 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		StderrBytes:     res.Stderr.Bytes,
 		OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
 		Containment:     res.Containment,
+		Sandbox:         res.Sandbox,
+		User:            res.User,
 		Killed:          res.Killed,
 		Duration:        res.Duration,
 	}

@@ -507,6 +507,13 @@ func (w *jobWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// ForModel returns a copy of the output as a model should read it in JSON,
+// terminal escapes and control characters removed (see Result.ForModel).
+func (o JobOutput) ForModel() JobOutput {
+	o.Output = cleanText(o.Output)
+	return o
+}
+
 // Text renders the read for a model: the job's status first, then the
 // output inside fences tagged with a random id that does not occur in it,
 // with terminal escape sequences removed.

@@ -91,7 +91,19 @@ func (r *Result) Status() string {
 	return fmt.Sprintf("exit %d", r.ExitCode)
 }
 
-// Text renders the result for a model. Everything the model must be able
+// ForModel returns a copy of the result as a model should read it in JSON
+// (the form corral mcp answers with): the output with terminal escape
+// sequences and control characters other than newline and tab removed,
+// and carriage-return overwrites resolved, as Text does. Every other field
+// is the result's own; command output is only ever in Stdout and Stderr.
+func (r *Result) ForModel() *Result {
+	c := *r
+	c.Stdout, c.Stderr = cleanText(r.Stdout), cleanText(r.Stderr)
+	return &c
+}
+
+// Text renders the result for a model that is given text, such as corral
+// shell's. Everything the model must be able
 // to trust (status, exit code, timeout, truncation, notes) comes first, on
 // lines the command cannot write; the output follows inside fences tagged
 // with a random id that is checked not to occur in the output, so output

@@ -1,7 +1,8 @@
 // Package servetest starts real `corral serve` processes for tests: on a
 // free loopback port, with the test's tag in the environment of the service
-// and so of every run it starts, none of the machine's CORRAL_ variables,
-// and a stop by the pid the test started when the test ends.
+// and passed on to every run it starts (--pass-env), none of the machine's
+// CORRAL_ variables, and a stop by the pid the test started when the test
+// ends.
 package servetest
 
 import (
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/shim"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -65,15 +68,24 @@ type Options struct {
 	Args []string
 	// Env adds KEY=VALUE entries to the service's environment.
 	Env []string
+	// User, if set, runs the service as that user (the test must run as
+	// root; Unix only).
+	User *User
 }
+
+// User is a user and group to run the service as.
+type User struct{ UID, GID uint32 }
 
 // Start starts bin serve on 127.0.0.1:0, waits until it listens, and stops
 // it (SIGTERM, then SIGKILL after a minute) when the test ends.
 func Start(t testing.TB, bin string, o Options) *Server {
 	t.Helper()
 	s := &Server{Data: o.Data, t: t, exited: make(chan struct{})}
-	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data}, o.Args...)...)
+	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data, "--pass-env", testutil.TagEnv}, o.Args...)...)
 	s.Cmd.Env = Env(o.Tag, o.Env...)
+	if o.User != nil {
+		runAs(t, s.Cmd, o.User)
+	}
 	pipe, err := s.Cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +101,8 @@ func Start(t testing.TB, bin string, o Options) *Server {
 			s.mu.Lock()
 			s.log.WriteString(line + "\n")
 			s.mu.Unlock()
-			if rest, ok := strings.CutPrefix(line, "corral serve: listening on http://"); ok {
+			if rest, ok := strings.CutPrefix(line, "corral serve: listening on "); ok {
+				_, rest, _ = strings.Cut(rest, "://")
 				addrc <- strings.Fields(rest)[0]
 			}
 		}
@@ -134,6 +147,21 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 func (s *Server) Kill9() {
 	s.Cmd.Process.Signal(syscall.SIGKILL)
 	<-s.exited
+}
+
+// Crash kills the service by its pid as a crash would, and first the
+// processes that bind its runs' trees to it (its cgroup guardian, its runs'
+// inits), as a crash that took them too would (a kill of the service's
+// whole cgroup, the OOM killer): the trees then outlive it, for recovery
+// to find.
+func (s *Server) Crash() {
+	kids, _ := procfs.Children(s.Cmd.Process.Pid)
+	for _, k := range kids {
+		if procfs.HasToken(k, shim.RoleEnv+"=") {
+			syscall.Kill(k, syscall.SIGKILL)
+		}
+	}
+	s.Kill9()
 }
 
 // Stop asks the service to stop (SIGTERM) and waits for it; after a

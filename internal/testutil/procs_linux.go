@@ -2,12 +2,14 @@ package testutil
 
 import (
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/shim"
 )
 
 // Tagged returns the live processes whose command line or environment
@@ -132,23 +134,28 @@ func CheckFDs(t testing.TB) {
 	}
 	before := fdTargets()
 	t.Cleanup(func() {
-		if !Eventually(5*time.Second, func() bool { return FDs() <= len(before) }) {
+		if !Eventually(5*time.Second, func() bool { return len(fdTargets()) <= len(before) }) {
 			var leaked []string
 			for fd, target := range fdTargets() {
 				if before[fd] != target {
 					leaked = append(leaked, fd+" -> "+target)
 				}
 			}
-			t.Errorf("file descriptors leaked: %d before, %d after: %v", len(before), FDs(), leaked)
+			t.Errorf("file descriptors leaked: %d before, %d after: %v", len(before), len(fdTargets()), leaked)
 		}
 	})
 }
 
-// fdTargets maps each open descriptor to what it points to.
+// fdTargets maps each open descriptor to what it points to, leaving out
+// the one corral keeps for its guardian for the life of the process.
 func fdTargets() map[string]string {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	out := make(map[string]string, len(ents))
+	life := strconv.Itoa(shim.LifetimeFD())
 	for _, e := range ents {
+		if e.Name() == life {
+			continue
+		}
 		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
 		out[e.Name()] = target
 	}

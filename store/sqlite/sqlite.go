@@ -82,6 +82,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite store: create data directory: %w", err)
 	}
+	if err := makePrivate(opts.Path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")

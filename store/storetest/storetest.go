@@ -50,6 +50,8 @@ func Run(t *testing.T, open Open) {
 		{"EngineDispatchesAdmitted", testEngine},
 		{"AgentLabelsAreNormalizedAndKept", testLabels},
 		{"PingAnswers", testPing},
+		{"SessionRevocationIsKept", testSessionRevocation},
+		{"AgentConfinementIsKept", testAgentConfinementKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

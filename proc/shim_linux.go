@@ -1,0 +1,687 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
+	"github.com/corralrun/corral/internal/sandbox"
+	"github.com/corralrun/corral/internal/shim"
+)
+
+// startWait bounds how long Start waits for an init to report that the
+// command runs; a machine that slow fails the start rather than hang it.
+const startWait = 60 * time.Second
+
+// spawner forks the shims whose PR_SET_PDEATHSIG must fire only when this
+// process dies. The kernel sends it when the thread that forked the child
+// exits, and a Go program ends a thread whenever a goroutine returns while
+// locked to it; so they are forked from one locked thread that lives for
+// as long as any of them does, and ends with the last.
+var spawner struct {
+	mu   sync.Mutex
+	n    int // such children alive, or being started
+	reqs chan func()
+}
+
+// spawnBound runs fn on the spawner's thread and returns the func to call
+// once the child fn started is gone (reaped), or was never started.
+func spawnBound(fn func()) (release func()) {
+	spawner.mu.Lock()
+	spawner.n++
+	if spawner.reqs == nil {
+		reqs := make(chan func())
+		spawner.reqs = reqs
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			for f := range reqs {
+				f()
+			}
+		}()
+	}
+	reqs := spawner.reqs
+	spawner.mu.Unlock()
+	done := make(chan struct{})
+	reqs <- func() { fn(); close(done) }
+	<-done
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			spawner.mu.Lock()
+			defer spawner.mu.Unlock()
+			if spawner.n--; spawner.n == 0 {
+				close(spawner.reqs)
+				spawner.reqs = nil
+			}
+		})
+	}
+}
+
+// initChild is a run whose tree an init holds (see internal/shim): every
+// sandboxed run, and plain runs of the subreaper and process-group tiers.
+type initChild struct {
+	tier   corral.Containment
+	why    string
+	limits string
+	bound  string
+
+	ctl       *shim.Conn
+	init      int      // the init's pid, in this pid namespace
+	initStart uint64   // its start time
+	initFD    *os.File // pidfd of the init
+	ownInit   bool     // the init is this process's child, to reap
+	pidns     bool     // the init is pid 1 of a pid namespace
+
+	pid   int      // the command
+	start uint64   // its start time
+	pidfd *os.File // its pidfd
+
+	tree   tree         // the command's tree, below the init
+	leaf   *cgroup.Leaf // cgroup tier: the leaf the init was born in
+	box    *box         // a one-shot sandbox: released with the run
+	encl   *Enclosure   // the enclosure the run is in
+	mechs  []string
+	abi    int
+	report *corral.SandboxReport // set by finish
+
+	unbind   func()        // when the init is reaped: it was forked by the spawner
+	exit     chan struct{} // closed when the command has exited
+	status   exitStatus    // set before exit is closed
+	reader   chan struct{} // closed when the control reader is done
+	stopOnce sync.Once
+}
+
+// initFailure is an init's report that it did not start the command, and
+// at which stage: "config", "prepare" (the sandbox), "confine" or "start"
+// (the command itself: not found, not executable, ...).
+type initFailure struct {
+	stage string
+	err   error
+}
+
+func (f *initFailure) Error() string { return f.err.Error() }
+func (f *initFailure) Unwrap() error { return f.err }
+
+// initAttr says how to start an init.
+type initAttr struct {
+	tier    corral.Containment
+	why     string
+	policy  *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
+	leaf    *cgroup.Leaf
+	limits  string
+	box     *box
+	encl    *Enclosure
+	holder  bool // start an enclosure's holder, not a run's init
+	nostdio bool
+}
+
+// startInit starts an init (or a holder) for a and, for an init, waits for
+// the command to run. In an enclosure the enclosure's holder forks the init.
+func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
+	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy}
+	if ia.encl != nil {
+		cfg.Policy, cfg.Confined = nil, true
+	}
+	if cfg.Dir == "" {
+		// A sandbox's init has moved to its new root: the command starts
+		// in its workspace, the directory it was asked for in.
+		switch {
+		case ia.policy != nil:
+			cfg.Dir = ia.policy.Workdir
+		case ia.encl != nil:
+			cfg.Dir = ia.encl.impl.box.policy.Workdir
+		}
+	}
+	ctl, shimEnd, err := shim.Pair()
+	if err != nil {
+		return nil, err
+	}
+	defer shimEnd.Close()
+	cfgFile, err := shim.ConfigFile(cfg)
+	if err != nil {
+		ctl.Close()
+		return nil, err
+	}
+	defer cfgFile.Close()
+	c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, ctl: ctl, leaf: ia.leaf, box: ia.box, encl: ia.encl,
+		exit: make(chan struct{}), reader: make(chan struct{})}
+	fail := func(err error) (*initChild, error) {
+		ctl.Close()
+		c.abandonInit()
+		return nil, err
+	}
+	if ia.encl != nil {
+		if err := ia.encl.impl.spawn(a.files, shimEnd, cfgFile); err != nil {
+			return fail(err)
+		}
+	} else if err := c.forkInit(a, ia, shimEnd, cfgFile); err != nil {
+		return fail(err)
+	}
+	shimEnd.Close()
+	m, files, err := c.recvStart()
+	if err != nil {
+		return fail(err)
+	}
+	if err := c.adopt(m, files, ia); err != nil {
+		return fail(err)
+	}
+	if !ia.holder {
+		// The pids are read: the init may reap the command now.
+		c.ctl.Send(shim.Msg{Op: shim.OpAck})
+	}
+	go c.read()
+	return c, nil
+}
+
+// forkInit starts the init as this process's child.
+func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd, cfgFile *os.File) error {
+	role := shim.RoleInit
+	if ia.holder {
+		role = shim.RoleHolder
+	}
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
+	if a.cred != nil {
+		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
+		if sys.Credential.Groups == nil {
+			sys.Credential.Groups = []uint32{}
+		}
+	}
+	if ia.policy != nil {
+		c.pidns = true
+		sandboxAttr(sys, ia.policy)
+	}
+	if ia.leaf != nil {
+		sys.UseCgroupFD = true
+		sys.CgroupFD = ia.leaf.FD()
+	}
+	files := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd(), shimEnd.Fd(), cfgFile.Fd()}
+	var pid int
+	var err error
+	start := func() {
+		pid, err = reaper.StartOwned(func() (int, error) {
+			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
+				Env: []string{shim.RoleEnv + "=" + role}, Files: files, Sys: sys})
+			return pid, err
+		})
+	}
+	if sys.Pdeathsig != 0 {
+		c.unbind = spawnBound(start)
+	} else {
+		start()
+	}
+	if err != nil {
+		c.unbound()
+		return fmt.Errorf("starting the run's init: %w", err)
+	}
+	c.init, c.ownInit = pid, true
+	if pidfd >= 0 {
+		c.initFD = os.NewFile(uintptr(pidfd), "pidfd")
+	}
+	if st, err := procfs.ReadStat(pid); err == nil {
+		c.initStart = st.Start
+	}
+	return nil
+}
+
+// sandboxAttr sets the namespaces of a sandbox's init: new user, mount,
+// pid, IPC and UTS namespaces, and network unless the run keeps the
+// host's; the user and group mapped to themselves (root: every id, so that
+// files keep their owners); the capabilities the init needs to build the
+// sandbox kept across its exec when it is not root; and death with this
+// process.
+func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
+	sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+	if p.Network == corral.NetworkNone {
+		sys.Cloneflags |= unix.CLONE_NEWNET
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1 << 31}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1 << 31}}
+	} else {
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	}
+	if uid != 0 || (sys.Credential != nil && sys.Credential.Uid != 0) {
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}
+	}
+	sys.Pdeathsig = syscall.SIGKILL
+}
+
+// recvStart waits for the init's first word: the command runs, or why not.
+func (c *initChild) recvStart() (shim.Msg, []*os.File, error) {
+	type got struct {
+		m     shim.Msg
+		files []*os.File
+		err   error
+	}
+	ch := make(chan got, 1)
+	go func() {
+		m, files, err := c.ctl.Recv()
+		ch <- got{m, files, err}
+	}()
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case g := <-ch:
+		switch {
+		case errors.Is(g.err, io.EOF):
+			return g.m, nil, errors.New("the run's init exited before starting the command")
+		case g.err != nil:
+			return g.m, nil, fmt.Errorf("the run's init: %w", g.err)
+		case g.m.Op == shim.OpFailed:
+			shimCloseAll(g.files)
+			return g.m, nil, &initFailure{stage: g.m.Stage, err: g.m.Error()}
+		}
+		return g.m, g.files, nil
+	case <-t.C:
+		c.ctl.Close()
+		g := <-ch
+		shimCloseAll(g.files)
+		return shim.Msg{}, nil, fmt.Errorf("the run's init did not start the command within %v", startWait)
+	}
+}
+
+// adopt takes the command's and the init's pidfds from a Started message.
+func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
+	want := 2
+	if ia.holder {
+		want = 0
+	}
+	if (m.Op != shim.OpStarted && m.Op != shim.OpReady) || len(files) < want {
+		shimCloseAll(files)
+		return fmt.Errorf("the run's init answered %q", m.Op)
+	}
+	c.mechs, c.abi = m.Mechanisms, m.LandlockABI
+	rest := files
+	if !ia.holder {
+		c.pidfd, rest = files[0], files[1:]
+		if c.initFD == nil {
+			c.initFD = rest[0]
+		} else {
+			rest[0].Close()
+		}
+		rest = rest[1:]
+		pid, err := shim.PidfdPid(c.pidfd)
+		if err != nil || pid <= 0 {
+			shimCloseAll(rest)
+			return fmt.Errorf("the command's pid: %v", err)
+		}
+		c.pid = pid
+		if c.init == 0 {
+			c.init, _ = shim.PidfdPid(c.initFD)
+			if st, err := procfs.ReadStat(c.init); err == nil {
+				c.initStart = st.Start
+			}
+		}
+		if st, err := procfs.ReadStat(pid); err == nil {
+			c.start = st.Start
+		}
+	}
+	if len(rest) > 0 {
+		if c.box != nil {
+			if err := c.box.serve(rest[0]); err != nil {
+				shimCloseAll(rest)
+				return err
+			}
+			rest = rest[1:]
+		}
+		shimCloseAll(rest)
+	}
+	switch {
+	case ia.tier == corral.ContainmentProcessGroup && ia.policy == nil && ia.encl == nil:
+		c.tree = &pgroupTree{pgid: c.pid, main: c.pid}
+	default:
+		c.tree = &initTree{root: c.init}
+	}
+	switch {
+	case c.pidns || ia.encl != nil:
+		c.bound = BindingPidNamespace
+	default:
+		c.bound = BindingInit
+	}
+	return nil
+}
+
+// read follows the init's reports until its end closes.
+func (c *initChild) read() {
+	defer close(c.reader)
+	for {
+		m, files, err := c.ctl.Recv()
+		shimCloseAll(files)
+		if err != nil {
+			break
+		}
+		if m.Op == shim.OpExited {
+			c.status = exitStatus{exited: true, code: m.Code, signal: syscall.Signal(m.Signal)}
+			if m.Signal != 0 {
+				c.status.code = -1
+			}
+			c.markExited()
+		}
+	}
+	// The init is gone, or release closed corral's end. If the command
+	// still runs, its exit is watched through its pidfd (release closes it
+	// to end this wait); its status is unknown.
+	if !c.exitedNow() && c.pidfd != nil {
+		waitPidfd(c.pidfd)
+	}
+	c.markExited()
+}
+
+func (c *initChild) markExited() { c.stopOnce.Do(func() { close(c.exit) }) }
+
+func (c *initChild) exitedNow() bool {
+	select {
+	case <-c.exit:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitPidfd blocks until the process of the pidfd has exited.
+func waitPidfd(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err != nil || n > 0
+	})
+}
+
+func (c *initChild) handle() Handle {
+	return Handle{Pid: c.pid, StartTicks: c.start, Cgroup: c.cgroupPath(), Containment: c.tier, Init: c.init, InitStartTicks: c.initStart}
+}
+
+func (c *initChild) cgroupPath() string {
+	if c.leaf != nil {
+		return c.leaf.Path
+	}
+	return ""
+}
+
+func (c *initChild) note() string            { return c.why }
+func (c *initChild) limitsNote() string      { return c.limits }
+func (c *initChild) exited() <-chan struct{} { return c.exit }
+
+func (c *initChild) signalMain(sig syscall.Signal) error {
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return os.ErrProcessDone
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
+		return os.ErrProcessDone
+	}
+	if errors.Is(serr, unix.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return serr
+}
+
+func (c *initChild) signalTree(sig syscall.Signal) []procKey {
+	keys := c.tree.signal(sig)
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		c.tree.signal(unix.SIGCONT)
+	}
+	return keys
+}
+
+func (c *initChild) killTree() []procKey { return c.tree.kill() }
+
+func (c *initChild) images() map[procKey]string { return images(c.tree) }
+
+func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+	return signalLate(c.tree, sig, sent, execs)
+}
+
+func (c *initChild) alive() int {
+	n := 0
+	for _, m := range c.tree.members() {
+		if m.pid != c.pid {
+			n++
+		}
+	}
+	if !c.exitedNow() {
+		n++
+	}
+	return n
+}
+
+func (c *initChild) dying() (stuck []stuckProc, others int) {
+	look := func(pid int) {
+		st, err := procfs.ReadStat(pid)
+		switch {
+		case err != nil || st.Zombie():
+		case st.State == 'D':
+			stuck = append(stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
+		default:
+			others++
+		}
+	}
+	for _, m := range c.tree.members() {
+		look(m.pid)
+	}
+	return stuck, others
+}
+
+func (c *initChild) finish(detach bool) (exitStatus, error) {
+	if !c.exitedNow() {
+		// The command survived SIGKILL (stuck in the kernel): the run
+		// reports it among its survivors. The init keeps reaping; it
+		// exits, and is reaped, once its tree is gone.
+		c.report = c.sandboxReport()
+		c.release(true)
+		return exitStatus{}, nil
+	}
+	keep := detach && c.alive() > 0
+	c.report = c.sandboxReport()
+	c.release(keep)
+	return c.status, nil
+}
+
+// release lets the init go: at once when the tree is gone, or, with keep,
+// once what is left of it has gone (a detached tree, survivors).
+func (c *initChild) release(keep bool) {
+	op := shim.OpExit
+	if keep {
+		op = shim.OpDetach
+	}
+	c.ctl.Send(shim.Msg{Op: op})
+	if keep {
+		// The init keeps reaping what was left; when it exits at last, the
+		// reaper takes it.
+		c.ctl.Close()
+		c.closeFDs() // ends the reader's wait on a command that survived
+		<-c.reader
+		c.releaseBox()
+		if c.ownInit {
+			c.reapLater()
+		}
+		return
+	}
+	c.waitInit()
+	c.ctl.Close()
+	c.closeFDs()
+	<-c.reader
+	if c.leaf != nil {
+		c.leaf.Close()
+	}
+	c.releaseBox()
+}
+
+// waitInit waits for the init to exit after Exit (it kills anything left
+// first), SIGKILLs it if it does not within a bound, and reaps it.
+func (c *initChild) waitInit() {
+	if c.initFD == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { waitPidfd(c.initFD); close(done) }()
+	t := time.NewTimer(killWait)
+	select {
+	case <-done:
+		t.Stop()
+	case <-t.C:
+		unix.PidfdSendSignal(int(c.initFD.Fd()), unix.SIGKILL, nil, 0)
+		<-done
+	}
+	if c.ownInit {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		reaper.Disown(c.init)
+	}
+	c.unbound()
+}
+
+// reapLater hands the init, still holding part of its tree, to the reaper.
+func (c *initChild) reapLater() {
+	pid, start, unbound := c.init, c.initStart, c.unbound
+	reaper.Disown(pid)
+	reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid && z.Start == start }, func() bool {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || st.Start != start {
+			unbound()
+			return true
+		}
+		return false
+	})
+}
+
+// unbound lets the spawner's thread go once no init it forked lives.
+func (c *initChild) unbound() {
+	if c.unbind != nil {
+		c.unbind()
+	}
+}
+
+func (c *initChild) closeFDs() {
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	if c.initFD != nil {
+		c.initFD.Close()
+	}
+}
+
+func (c *initChild) releaseBox() {
+	if c.box != nil {
+		c.box.close()
+	}
+}
+
+// abandonInit undoes a start that failed: the init is killed and reaped.
+func (c *initChild) abandonInit() {
+	if c.ownInit && c.init > 0 {
+		if c.initFD != nil {
+			unix.PidfdSendSignal(int(c.initFD.Fd()), unix.SIGKILL, nil, 0)
+		} else {
+			unix.Kill(c.init, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		reaper.Disown(c.init)
+	}
+	c.unbound()
+	c.closeFDs()
+	if c.leaf != nil {
+		c.leaf.Close()
+	}
+	c.releaseBox()
+}
+
+// sandboxResult returns what held the run, once finish has run.
+func (c *initChild) sandboxResult() *corral.SandboxReport { return c.report }
+
+// sandboxReport says what held the run.
+func (c *initChild) sandboxReport() *corral.SandboxReport {
+	switch {
+	case c.encl != nil:
+		r := c.encl.Report()
+		return &r
+	case c.box != nil:
+		return c.box.report(c.mechs, c.abi)
+	}
+	return nil
+}
+
+// initTree is the tree below an init: its descendants, exactly, since the
+// init is a subreaper or pid 1 of a namespace of its own.
+type initTree struct {
+	root int
+}
+
+func (t *initTree) members() []procKey {
+	// A walk is not a snapshot: an empty answer is trusted only when a
+	// second walk agrees.
+	for i := 0; i < 2; i++ {
+		var out []procKey
+		for _, st := range procfs.Descendants(t.root) {
+			if !st.Zombie() {
+				out = append(out, procKey{pid: st.Pid, start: st.Start})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+func (t *initTree) signal(sig unix.Signal) []procKey {
+	var out []procKey
+	for _, k := range t.members() {
+		if procfs.Signal(k.pid, k.start, sig) == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (t *initTree) signalMember(k procKey, sig unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sig)
+}
+
+func (t *initTree) kill() []procKey {
+	var out []procKey
+	for _, st := range shim.KillDescendants(t.root) {
+		out = append(out, procKey{pid: st.Pid, start: st.Start})
+	}
+	return out
+}
+
+func (t *initTree) claim(*reaper.Zombie) bool { return false }
+func (t *initTree) release(bool) func() bool  { return nil }
+func (t *initTree) cgroupPath() string        { return "" }
+
+func shimCloseAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
