@@ -253,7 +253,7 @@ func TestStdioResultsStayUnderTheClientsLineLimit(t *testing.T) {
 // the sandbox cannot be built here, refuses to start (exit 125, with the
 // reason) rather than serve commands unconfined.
 func TestStdioSandboxConfinesCommandsOrRefusesToStart(t *testing.T) {
-	work, outside := t.TempDir(), t.TempDir()
+	work, outside := t.TempDir(), testutil.OutsideTmp(t)
 	probe := exec.Command(corralBin, "mcp", "--sandbox", "workspace", "--workdir", work)
 	probe.Stdin = strings.NewReader("")
 	out, err := probe.CombinedOutput()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -33,7 +34,7 @@ func sandboxed(t *testing.T) (*Tool, *Session) {
 
 func TestSandboxedSessionWritesOnlyItsWorkspace(t *testing.T) {
 	tool, s := sandboxed(t)
-	outside := t.TempDir()
+	outside := testutil.OutsideTmp(t)
 	res := run(t, s, "echo ok > ./inside; echo x > "+outside+"/outside; echo rc=$?")
 	if _, err := os.Stat(filepath.Join(tool.Dir, "inside")); err != nil {
 		t.Errorf("a write inside the workspace failed: %v (%+v)", err, res)
@@ -109,7 +110,7 @@ func TestSandboxedRunElsewhereKeepsTheWorkspace(t *testing.T) {
 	tool, _ := sandboxed(t)
 	sub := filepath.Join(tool.Dir, "sub")
 	os.Mkdir(sub, 0o755)
-	outside := t.TempDir()
+	outside := testutil.OutsideTmp(t)
 	res, err := tool.Run(context.Background(), Request{Command: "echo ok > ../top; echo x > " + outside + "/x", Dir: sub})
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +124,34 @@ func TestSandboxedRunElsewhereKeepsTheWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x")); !os.IsNotExist(err) {
 		t.Errorf("a run in a directory outside the workspace could write there: %+v", res)
+	}
+}
+
+// A read-only session writes nothing, its workspace included, and still
+// keeps its state from one command to the next.
+func TestSandboxedReadOnlySessionKeepsStateAndWritesNothing(t *testing.T) {
+	tool, _ := newTool(t)
+	tool.Sandbox = corral.Sandbox{Mode: corral.SandboxReadOnly}
+	// A read-only session's enclosure takes its state directory for its
+	// workspace: its working directory is seen as the host's, so not under
+	// /tmp, which is the sandbox's own.
+	tool.Dir = testutil.OutsideTmp(t)
+	s, err := tool.NewSession(context.Background())
+	if errors.Is(err, proc.ErrSandboxUnavailable) {
+		t.Skipf("SKIP: the sandbox cannot be built here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run(t, s, "export KEPT=yes; f() { echo fn; }; echo x > ./file; echo rc=$?")
+	if _, err := os.Stat(filepath.Join(tool.Dir, "file")); !os.IsNotExist(err) {
+		t.Errorf("a read-only session wrote its workspace: %v", err)
+	}
+	if res := run(t, s, "echo $KEPT; f"); res.Stdout != "yes\nfn\n" {
+		t.Errorf("state not kept: %+v", res)
+	}
+	if sb := s.Sandbox(); sb == nil || sb.Mode != corral.SandboxReadOnly || len(sb.Writable) != 0 {
+		t.Errorf("the session reports %+v", sb)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -61,7 +63,13 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	if t.family != famBash {
 		return nil, fmt.Errorf("%w; %s is a %s shell: use one-shot runs with it, or set Tool.Shell to bash", ErrNoSession, t.shell, t.family)
 	}
-	dir, err := os.MkdirTemp(stateDir(), "corral-session-")
+	base, err := stateDir(), error(nil)
+	if t.Sandbox.Enabled() {
+		if base, err = sandboxStateDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp(base, "corral-session-")
 	if err != nil {
 		return nil, fmt.Errorf("shell: creating the session's state directory: %w", err)
 	}
@@ -70,11 +78,7 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	s := &Session{tool: t, id: "s" + hex.EncodeToString(raw[:]), dir: dir}
 	s.jobs.max = t.MaxJobs
 	if t.Sandbox.Enabled() {
-		ws, err := t.workspace()
-		if err == nil {
-			s.enc, err = proc.NewEnclosure(ctx, t.Sandbox, ws)
-		}
-		if err != nil {
+		if s.enc, err = t.sessionEnclosure(ctx, dir); err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("shell: the session's sandbox: %w", err)
 		}
@@ -116,13 +120,38 @@ func (s *Session) begin(ctx context.Context, id string) (snapshot.State, error) 
 	return st, nil
 }
 
-// Sandbox reports what confines the session's commands; nil without a
-// sandbox.
+// sessionEnclosure builds the sandbox of a session whose state files are
+// in dir. The wrapper that runs each command reads and writes them from
+// inside, where /tmp and /dev/shm are the sandbox's own: dir must be
+// outside both (see sandboxStateDir) and writable there. It is one more
+// writable root in workspace mode; in read-only mode it is the only one
+// (the enclosure's workspace), the session's working directory staying
+// read-only, and seen as the host's: under /tmp it is not there.
+func (t *Tool) sessionEnclosure(ctx context.Context, dir string) (*proc.Enclosure, error) {
+	sb := t.Sandbox
+	ws, err := t.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if sb.Mode == corral.SandboxReadOnly {
+		sb.Mode, ws = corral.SandboxWorkspace, dir
+	} else {
+		sb.Writable = append(slices.Clone(sb.Writable), dir)
+	}
+	return proc.NewEnclosure(ctx, sb, ws)
+}
+
+// Sandbox reports what confines the session's commands, as asked for
+// (the session's own state directory, writable inside, is left out); nil
+// without a sandbox.
 func (s *Session) Sandbox() *corral.SandboxReport {
 	if s.enc == nil {
 		return nil
 	}
 	r := s.enc.Report()
+	r.Mode = s.tool.Sandbox.Mode
+	own, _ := filepath.EvalSymlinks(s.dir)
+	r.Writable = slices.DeleteFunc(slices.Clone(r.Writable), func(w string) bool { return w == s.dir || w == own })
 	return &r
 }
 
@@ -343,6 +372,21 @@ func (s *Session) Close() error {
 	s.closeEnclosure()
 	s.tool.audit(AuditRecord{Event: "session_close", Session: s.id}, nil)
 	return os.RemoveAll(s.dir)
+}
+
+// sandboxStateDir is where sandboxed sessions keep their state: a
+// directory the sandbox shows at the same path (not under /tmp, /var/tmp or
+// /dev/shm, which are the sandbox's own), in the user's cache directory.
+func sandboxStateDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err == nil {
+		cache = filepath.Join(cache, "corral", "sessions")
+		err = os.MkdirAll(cache, 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("shell: a sandboxed session keeps its state in the user's cache directory: %w (set HOME or XDG_CACHE_HOME)", err)
+	}
+	return cache, nil
 }
 
 var (

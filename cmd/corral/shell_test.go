@@ -88,7 +88,7 @@ func TestMCPRefusesNonLoopbackWithoutToken(t *testing.T) {
 // (exit 125, with the reason) where the sandbox cannot be built.
 func TestShellSandboxConfinesTheSessionOrRefusesToStart(t *testing.T) {
 	tag := testutil.Tag(t)
-	outside := t.TempDir()
+	outside := testutil.OutsideTmp(t)
 	out, errs, code := corralShell(t, tag, "", "--sandbox", "workspace", "-c", "echo x > "+outside+"/x; echo rc=$?")
 	if code == exitCorralFailed && strings.Contains(errs, "sandbox unavailable") {
 		t.Skipf("SKIP: the sandbox cannot be built here, and corral shell refused to start as it must: %s", strings.TrimSpace(errs))
