@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
@@ -28,7 +29,7 @@ type Turn struct {
 	spec    Spec
 	p       *proc.Process
 	start   time.Time
-	red     *redactor
+	red     *redact.Redactor
 	tr      *transcript
 	lastOut atomic.Int64 // unix nanoseconds of the latest stdout bytes
 	dropped atomic.Int64 // events subscribers' full channels did not take
@@ -121,7 +122,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	}
 	t := &Turn{
 		spec:     *spec,
-		red:      newRedactor(spec.Env),
+		red:      redact.New(redact.EnvValues(spec.Env)...),
 		endCh:    make(chan struct{}, 1),
 		changed:  make(chan struct{}, 1),
 		cancelCh: make(chan struct{}),
@@ -344,7 +345,7 @@ func (t *Turn) onStderrLine(line []byte, _ bool) {
 	t.mu.Lock()
 	if !t.st.finalized && t.st.end == "" {
 		t.st.end = FinalizedByAuth
-		t.st.authLine = "stderr: " + t.red.redactString(string(line))
+		t.st.authLine = "stderr: " + t.red.String(string(line))
 	}
 	t.mu.Unlock()
 	t.signalEnd()
@@ -515,7 +516,7 @@ func (t *Turn) deadline() time.Time {
 // then idle, then the budget. Called with t.mu held.
 func (t *Turn) expired(now time.Time) FinalizedBy {
 	if c := t.st.tl.stalled(now); c != nil {
-		c.Detail = t.red.redactString(c.Detail)
+		c.Detail = t.red.String(c.Detail)
 		t.st.stalled = c
 		return FinalizedByStall
 	}
@@ -678,7 +679,7 @@ func (t *Turn) addProcess(r *Result, end time.Time) {
 	if pr.Signal != 0 {
 		r.Signal = proc.SignalName(pr.Signal)
 	}
-	r.StderrTail = t.red.redactString(tail(pr.Stderr, 4096))
+	r.StderrTail = t.red.String(tail(pr.Stderr, 4096))
 	r.Process = &ProcessInfo{
 		Pid:             pr.Pid,
 		ExitCode:        pr.ExitCode,
@@ -730,7 +731,7 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 		// The inputs and outputs of tools may hold secrets the agent was
 		// given; the Result is stored and printed.
 		c := &r.Tools[i]
-		c.Detail, c.ErrorText = t.red.redactString(c.Detail), t.red.redactString(c.ErrorText)
+		c.Detail, c.ErrorText = t.red.String(c.Detail), t.red.String(c.ErrorText)
 	}
 	switch {
 	case s.hasAnswer:
@@ -745,7 +746,7 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	}
 	if t.p != nil {
 		if _, errOut := t.p.Output(); errOut.Bytes > 0 {
-			r.StderrTail = t.red.redactString(tail(errOut, 4096))
+			r.StderrTail = t.red.String(tail(errOut, 4096))
 		}
 	}
 	return r

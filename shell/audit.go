@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/corralrun/corral/shell/internal/redact"
+	"github.com/corralrun/corral/internal/redact"
 )
 
 // AuditRecord is one line of the audit trail. Command and Reason are
@@ -90,7 +90,7 @@ func (t *Tool) audit(r AuditRecord, env []string) {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
-	red := redact.New(append(os.Environ(), env...))
+	red := redact.New(redact.EnvValues(append(os.Environ(), env...))...)
 	r.Command = red.String(r.Command)
 	r.Reason = red.String(r.Reason)
 	r.Error = red.String(r.Error)
