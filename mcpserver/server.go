@@ -86,18 +86,6 @@ const instructions = `corral runs shell commands on this machine in a persistent
 // over another transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// ServeStdio serves one client over t (an *mcp.StdioTransport for the
-// process's own stdin and stdout) until the client disconnects or ctx ends,
-// then closes the client's shell session.
-func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
-	s.Close()
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
 // Handler returns an http.Handler serving streamable HTTP. With a
 // non-empty token every request must carry "Authorization: Bearer TOKEN".
 // Idle HTTP sessions end after idle (zero: 30 minutes), closing their

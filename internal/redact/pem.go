@@ -25,11 +25,6 @@ var (
 // PRIVATE KEY BLOCK", "OPENSSH PRIVATE KEY").
 const maxLabel = 48
 
-// pemBody holds the bytes a PEM body may hold: base64, line breaks, the
-// headers of encrypted keys (Proc-Type: 4,ENCRYPTED) and of PGP armor,
-// and the backslash of escaped line breaks in JSON strings.
-var pemBody = byteSet(`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=:,.-_ ` + "\t\r\n\\")
-
 func (p *pemBlocks) open(f int64) span {
 	if p.openAt < 0 {
 		return span{f, f}
