@@ -317,7 +317,7 @@ func TestStdioPolicyDenialIsAToolResultNotAnError(t *testing.T) {
 // The peer took 400-800 MB of memory for 200 MB of output.
 func TestStdio200MBOfOutputKeepsServerUnder64MiB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("pushes 200 MB through the server")
+		t.Skip("SKIP: pushes 200 MB through the server (not in -short mode)")
 	}
 	cs, srv, _ := startStdio(t, "--spill-dir", t.TempDir())
 	var r runResult

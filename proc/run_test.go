@@ -303,7 +303,7 @@ func TestRunPassesTheEnvironmentAsAsked(t *testing.T) {
 
 func TestRunAsAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch users")
+		t.Skip("SKIP: needs root to switch users")
 	}
 	res := run(t, &proc.Spec{
 		Args:       []string{"sh", "-c", "id -u; id -g; id -G"},
