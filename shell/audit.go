@@ -43,12 +43,6 @@ type AuditSink interface {
 	Audit(AuditRecord)
 }
 
-// AuditFunc adapts a function to an AuditSink.
-type AuditFunc func(AuditRecord)
-
-// Audit calls f(r).
-func (f AuditFunc) Audit(r AuditRecord) { f(r) }
-
 // AuditJSON returns a sink writing each record to w as one JSON line.
 // Writes are serialized; a write error is dropped (the audit must not stop
 // the commands), and counted by the sink's Errors method.
