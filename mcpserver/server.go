@@ -82,22 +82,6 @@ func New(cfg Config) (*Server, error) {
 
 const instructions = `corral runs shell commands on this machine in a persistent bash session (one per connection), with timeouts that hold and nothing left running behind. Use run_command for commands; background: true for servers, watchers and long builds, then job_output to read them and job_kill to stop them. Call environment once to learn the OS, shell, working directory and tool versions.`
 
-// MCP returns the underlying SDK server, to add more tools or serve it
-// over another transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// ServeStdio serves one client over t (an *mcp.StdioTransport for the
-// process's own stdin and stdout) until the client disconnects or ctx ends,
-// then closes the client's shell session.
-func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
-	s.Close()
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
 // Handler returns an http.Handler serving streamable HTTP. With a
 // non-empty token every request must carry "Authorization: Bearer TOKEN".
 // Idle HTTP sessions end after idle (zero: 30 minutes), closing their
