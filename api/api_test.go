@@ -151,9 +151,10 @@ var routes = []string{
 }
 
 // checkAnswer fails when an answer to any input is a server error or not
-// the JSON it should be.
+// the JSON it should be. (Mutations caught by the fuzz seeds: bad input
+// answered 500 instead of 400, an error answered without a message.)
 func checkAnswer(t testing.TB, rec *httptest.ResponseRecorder, method, path, body string) {
-	if rec.Code >= 500 && rec.Code != 499 {
+	if rec.Code >= 500 {
 		t.Fatalf("%s %s %q: %d %s", method, path, body, rec.Code, rec.Body)
 	}
 	if rec.Code >= 400 {

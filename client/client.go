@@ -76,12 +76,6 @@ func IsAtCapacity(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusTooManyRequests
 }
 
-// IsNotFound reports whether err is a 404.
-func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
-}
-
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.send(ctx, method, path, body, "application/json")
 	if err != nil {

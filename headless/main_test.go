@@ -41,14 +41,13 @@ func buildFakeAgent() (string, error) {
 	return buildPath, buildError
 }
 
-// fakeAgentPath is buildFakeAgent for a test. The turns of the fake agent
-// need Linux's supervision tiers and /proc to check that nothing is left;
-// elsewhere the test is skipped, and the tests without a process (the
-// parser, the timeline, the recorded real streams) still run.
+// fakeAgentPath is buildFakeAgent for a test. The fake agent's scenarios
+// are judged by Linux's supervision tiers and /proc (survivors, zombies,
+// descriptors): elsewhere the test is skipped, saying so.
 func fakeAgentPath(t testing.TB) string {
 	t.Helper()
 	if runtime.GOOS != "linux" {
-		t.Skip("SKIP: turns of the fake agent need Linux")
+		t.Skipf("SKIP: the fake agent's scenarios need Linux (its supervision tiers and /proc), not %s", runtime.GOOS)
 	}
 	p, err := buildFakeAgent()
 	if err != nil {

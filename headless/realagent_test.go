@@ -18,7 +18,7 @@ import (
 // an auth failure, promptly, rather than hang.
 func TestRealAgentTurn(t *testing.T) {
 	if os.Getenv("CORRAL_TEST_REAL_AGENT") != "1" {
-		t.Skip("set CORRAL_TEST_REAL_AGENT=1 to run a real claude or codex turn")
+		t.Skip("SKIP: set CORRAL_TEST_REAL_AGENT=1 to run a real claude or codex turn (it needs the CLI logged in, and spends tokens)")
 	}
 	for _, c := range []struct {
 		bin  string
@@ -30,7 +30,7 @@ func TestRealAgentTurn(t *testing.T) {
 		t.Run(c.bin, func(t *testing.T) {
 			path, err := exec.LookPath(c.bin)
 			if err != nil {
-				t.Skipf("%s is not on PATH", c.bin)
+				t.Skipf("SKIP: %s is not on PATH", c.bin)
 			}
 			tag := testutil.Tag(t)
 			turn, err := headless.Start(context.Background(), &headless.Spec{

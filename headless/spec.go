@@ -133,9 +133,10 @@ type Spec struct {
 	Dir string
 
 	// EnvMode, EnvAllow and Env give the agent's environment, as in
-	// proc.Spec. Values of variables in Env whose names look secret (KEY,
-	// TOKEN, SECRET, PASSWORD) are redacted from the transcript and the
-	// stderr tail.
+	// proc.Spec. Values of variables in Env whose names look secret
+	// (ending in TOKEN, SECRET, PASSWORD, API_KEY, ACCESS_KEY and the
+	// like) are redacted from the transcript, the tool details and the
+	// stderr tail, besides private keys and credentials of known shapes.
 	EnvMode  corral.EnvMode
 	EnvAllow []string
 	Env      []string

@@ -126,7 +126,7 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 		s.failure, s.retryUntil = nil, time.Time{}
 	}
 	if in.authFailed {
-		s.authLine = t.red.redactString(in.authWhy)
+		s.authLine = t.red.String(in.authWhy)
 		setEnd(FinalizedByAuth)
 	}
 	if in.hasAnswer {
@@ -202,7 +202,7 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	}
 	if s.failure != nil {
 		r.APIFailure = s.failure.public()
-		r.APIFailure.Error = t.red.redactString(r.APIFailure.Error)
+		r.APIFailure.Error = t.red.String(r.APIFailure.Error)
 	}
 	if r.Usage == nil && s.lastUsage != nil {
 		r.Usage = s.lastUsage
@@ -212,7 +212,7 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 		// The inputs and outputs of tools may hold secrets the agent was
 		// given; the Result is stored and printed.
 		c := &r.Tools[i]
-		c.Detail, c.ErrorText = t.red.redactString(c.Detail), t.red.redactString(c.ErrorText)
+		c.Detail, c.ErrorText = t.red.String(c.Detail), t.red.String(c.ErrorText)
 	}
 	switch {
 	case s.hasAnswer:
@@ -224,13 +224,13 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 	}
 	// The answer may quote what the agent was given, secrets included;
 	// the Result is stored and printed, as the transcript is.
-	r.Text = t.red.redactString(r.Text)
+	r.Text = t.red.String(r.Text)
 	if s.lastResult != nil {
 		r.Subtype, r.IsError = s.lastResult.subtype, s.lastResult.isError
 	}
 	if t.p != nil {
 		if _, errOut := t.p.Output(); errOut.Bytes > 0 {
-			r.StderrTail = t.red.redactString(tail(errOut, 4096))
+			r.StderrTail = t.red.String(tail(errOut, 4096))
 		}
 	}
 	return r

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
@@ -27,7 +28,7 @@ type Turn struct {
 	spec    Spec
 	p       *proc.Process
 	start   time.Time
-	red     *redactor
+	red     *redact.Redactor
 	tr      *transcript
 	lastOut atomic.Int64 // unix nanoseconds of the latest stdout bytes
 	dropped atomic.Int64 // events subscribers' full channels did not take
@@ -86,7 +87,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	}
 	t := &Turn{
 		spec:     *spec,
-		red:      newRedactor(spec.Env),
+		red:      redact.New(redact.EnvValues(spec.Env)...),
 		endCh:    make(chan struct{}, 1),
 		changed:  make(chan struct{}, 1),
 		cancelCh: make(chan struct{}),
@@ -220,7 +221,7 @@ func (t *Turn) onStderrLine(line []byte, _ bool) {
 	t.mu.Lock()
 	if !t.st.finalized && t.st.end == "" {
 		t.st.end = FinalizedByAuth
-		t.st.authLine = "stderr: " + t.red.redactString(string(line))
+		t.st.authLine = "stderr: " + t.red.String(string(line))
 	}
 	t.mu.Unlock()
 	t.signalEnd()
@@ -410,7 +411,7 @@ func (t *Turn) addProcess(r *Result, end time.Time) {
 	if pr.Signal != 0 {
 		r.Signal = proc.SignalName(pr.Signal)
 	}
-	r.StderrTail = t.red.redactString(tail(pr.Stderr, 4096))
+	r.StderrTail = t.red.String(tail(pr.Stderr, 4096))
 	r.Process = &ProcessInfo{
 		Pid:             pr.Pid,
 		ExitCode:        pr.ExitCode,

@@ -609,6 +609,35 @@ func TestTranscriptIsWrittenBoundedAndRedacted(t *testing.T) {
 		t.Errorf("transcript mode %v", fi.Mode())
 	}
 
+	t.Run("private key", func(t *testing.T) {
+		// A key the agent read from a file reaches the stream as one JSON
+		// string with its line breaks escaped: all of it goes, body
+		// included, and the transcript stays JSON lines.
+		const body = "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu"
+		path := filepath.Join(t.TempDir(), "key.jsonl")
+		spec := agent(t, "success", "-echo-env", "SETUP_NOTES")
+		spec.Env = append(spec.Env, "SETUP_NOTES=-----BEGIN RSA PRIVATE KEY-----\n"+body+"\nKUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n-----END RSA PRIVATE KEY-----\n")
+		spec.TranscriptPath = path
+		turn := start(t, context.Background(), spec)
+		expect(t, wait(t, turn), corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
+		closeTurn(t, turn)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), body) || strings.Contains(string(b), "PRIVATE KEY") {
+			t.Fatalf("transcript leaks the key:\n%s", b)
+		}
+		if !strings.Contains(string(b), `The key is [REDACTED]\n and a token [REDACTED].`) {
+			t.Fatalf("key not masked as one:\n%s", b)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Fatalf("redaction broke a JSON line: %s", line)
+			}
+		}
+	})
+
 	t.Run("bounded", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "small.jsonl")
 		spec := agent(t, "success")

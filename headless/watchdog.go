@@ -55,7 +55,7 @@ func (t *Turn) quietSince(lapsed time.Time) time.Time {
 // then idle, then background, then the budget. Called with t.mu held.
 func (t *Turn) expired(now time.Time) FinalizedBy {
 	if c := t.st.tl.stalled(now); c != nil {
-		c.Detail = t.red.redactString(c.Detail)
+		c.Detail = t.red.String(c.Detail)
 		t.st.stalled = c
 		return FinalizedByStall
 	}

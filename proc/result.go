@@ -56,6 +56,8 @@ type Result struct {
 
 	// Killed counts the processes of the tree that corral signalled to end:
 	// on timeout or cancellation, and leftovers after the main process exited.
+	// On macOS and the BSDs it counts the process group as one (see
+	// Platforms in the package documentation).
 	Killed int
 
 	// Detached counts processes left running under LeftoversDetach.
@@ -71,7 +73,8 @@ type Result struct {
 	// A process that was killed but not yet scheduled to die (a starved
 	// machine) is waited for, not counted. When the main process is among
 	// the survivors, its exit status is unknown: ExitCode is -1 and Signal
-	// is 0.
+	// is 0. On macOS and the BSDs it is 1 when the process group still had
+	// a member, whatever their number.
 	Survivors int
 
 	// SurvivorNote names the survivors and their state ("pid 812 (cat) in

@@ -42,7 +42,7 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	msg := "!!! BROWSER TESTS SKIPPED: no Chromium found. Install it (Debian: apt-get update && apt-get install -y chromium) or set " + chromiumEnv + " to a Chromium or Chrome binary. The web UI is NOT tested end to end without it. !!!"
+	msg := "SKIP: !!! BROWSER TESTS SKIPPED: no Chromium found. Install it (Debian: apt-get update && apt-get install -y chromium) or set " + chromiumEnv + " to a Chromium or Chrome binary. The web UI is NOT tested end to end without it. !!!"
 	fmt.Fprintln(os.Stderr, msg)
 	t.Skip(msg)
 	return ""
@@ -158,7 +158,7 @@ func jsq(s string) string { b, _ := json.Marshal(s); return string(b) }
 func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	chromium := findChromium(t)
 	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
+		t.Skip("SKIP: browser test skipped in -short mode")
 	}
 	testutil.CheckFDs(t)
 	tag := testutil.Tag(t)

@@ -1,8 +1,9 @@
 //go:build linux
 
-// Command shell measures the agent shell tool against the figures of the
-// best-known peer (an agent framework's local shell tool) and against
-// references measured in the same run:
+// Command shell measures the agent shell tool against references measured
+// in the same run, and prints beside them, labelled as cited, the figures
+// reported for the best-known peer (an agent framework's local shell
+// tool), which cannot be run here:
 //
 //   - per-command time of `true` in a persistent session, and one-shot;
 //     references: bash -c true started with os/exec (the floor of a fresh
@@ -17,7 +18,9 @@
 //     message checked before the SDK sees it) against the SDK's own stdio
 //     transport, both in process over pipes;
 //   - peak RSS of `corral mcp` while 200 MB of output go through
-//     run_command, with the default budget and with max_output_chars 1e12.
+//     run_command, with the default budget and with max_output_chars 1e12;
+//     reference: a process that keeps all of it, as a tool built on
+//     os/exec's Output does.
 //
 // Run from the repository root: go run ./bench/shell
 package main
@@ -52,7 +55,12 @@ func main() {
 	bin := flag.String("corral", "", "corral binary for the MCP measurement (default: build one)")
 	skipMCP := flag.Bool("skip-mcp", false, "skip the 200 MB MCP measurement")
 	early := flag.Int("early", 40, "stops landing as a command starts to measure")
+	keepAll := flag.Bool("keep-all", false, "internal: be the keep-everything reference of the 200 MB measurement")
 	flag.Parse()
+	if *keepAll {
+		keepAllOutput()
+		return
+	}
 	ctx := context.Background()
 	tool := &shell.Tool{Dir: os.TempDir()}
 	defer tool.Close()
@@ -77,7 +85,7 @@ func main() {
 	lb := newLongBash()
 	report("reference: long-lived bash + sentinel", measure(*n, func() { lb.run("true") }))
 	lb.close()
-	fmt.Printf("%-44s %8s\n", "peer: agent framework persistent shell", "~51")
+	fmt.Printf("%-44s %8s   (cited, not measured here)\n", "peer: agent framework persistent shell", "~51")
 
 	fmt.Println()
 	fmt.Println("## timeout in a session: return past the deadline (ms), command dies on SIGTERM")
@@ -136,7 +144,9 @@ func main() {
 	hwm, took = mcp200(*bin, map[string]any{"max_output_chars": 1e12})
 	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp, max_output_chars 1e12", float64(hwm)/(1<<20), took.Seconds())
 	fmt.Printf("%-44s %8s MiB\n", "before the cap, max_output_chars 1e12", "3700")
-	fmt.Printf("%-44s %8s MiB\n", "peer: agent framework shell tool", "400-800")
+	hwm, took = keepAllReference()
+	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "reference: os/exec Output, keeps it all", float64(hwm)/(1<<20), took.Seconds())
+	fmt.Printf("%-44s %8s MiB  (cited, not measured here)\n", "peer: agent framework shell tool", "400-800")
 	fmt.Printf("%-44s %8s MiB\n", "target", "<= 64")
 }
 
@@ -258,7 +268,7 @@ func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	check(err)
 	defer cs.Close()
 	start := time.Now()
-	args := map[string]any{"command": "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end"}
+	args := map[string]any{"command": bigOutput}
 	for k, v := range extra {
 		args[k] = v
 	}
@@ -274,6 +284,36 @@ func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	hwm, err := procfs.Memory(cmd.Process.Pid, "VmHWM")
 	check(err)
 	return hwm, took
+}
+
+// bigOutput is the command of the 200 MB measurement.
+const bigOutput = "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end"
+
+// keepAllReference runs this program again as the keep-everything
+// reference and returns its peak RSS and how long the command took.
+func keepAllReference() (int64, time.Duration) {
+	self, err := os.Executable()
+	check(err)
+	out, err := exec.Command(self, "-keep-all").Output()
+	check(err)
+	var hwm, ns int64
+	_, err = fmt.Sscan(string(out), &hwm, &ns)
+	check(err)
+	return hwm, time.Duration(ns)
+}
+
+// keepAllOutput is the reference: it runs the command with os/exec's
+// Output, which keeps every byte, and prints its own peak RSS and the
+// time taken.
+func keepAllOutput() {
+	start := time.Now()
+	out, err := exec.Command("bash", "-c", bigOutput).Output()
+	check(err)
+	took := time.Since(start)
+	must(len(out) >= 200000000, "output did not come through")
+	hwm, err := procfs.Memory(0, "VmHWM")
+	check(err)
+	fmt.Println(hwm, took.Nanoseconds())
 }
 
 func check(err error) {

@@ -204,17 +204,19 @@ func TestFleetCancelReachesTheWorkerRunningTheTask(t *testing.T) {
 		})
 		if got.WorkerID != "w0" {
 			target = got
-			fmt.Sscanf(got.WorkerID, "w%d", &owner)
 			break
 		}
 	}
 	if target == nil {
 		t.Fatal("every run went to the submitting worker")
 	}
-	via := 3 - owner // neither the owner nor, when possible, the submitter
-	if via == 3 {
-		via = 1
+	if _, err := fmt.Sscanf(target.WorkerID, "w%d", &owner); err != nil || owner != 1 && owner != 2 {
+		t.Fatalf("run owned by %q, want w1 or w2", target.WorkerID)
 	}
+	// Through the worker that neither owns the run nor took the
+	// submission. (Mutation caught: the owner never polling for cancel
+	// requests, so only a cancel through the owner itself would work.)
+	via := 3 - owner
 	t0 := time.Now()
 	if _, err := f.workers[via].c.Cancel(bg, target.ID); err != nil {
 		t.Fatal(err)

@@ -129,7 +129,11 @@ func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error)
 
 func shellMain(args []string) int {
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), shellUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), strings.ReplaceAll(sandboxHelp, "--workdir", "--dir")) }
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), shellUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), strings.ReplaceAll(sandboxHelp, "--workdir", "--dir"))
+	}
 	build := toolFlags(fs, "dir")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object instead of streaming the output")
 	asText := fs.Bool("text", false, "print each result as the text a model sees instead of streaming the output")

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -102,7 +103,7 @@ func (s *Server) Codex(bin, home, tmp, prompt string, extra ...string) Agent {
 	codexHome := filepath.Join(home, ".codex")
 	os.MkdirAll(codexHome, 0o700)
 	a.Args = append(a.Args, "exec", "--json", "--skip-git-repo-check")
-	a.Args = append(append(append(a.Args, s.CodexArgs()...), extra...), prompt)
+	a.Args = append(append(append(a.Args, s.CodexArgs()...), extra...), "--", prompt)
 	a.Env = append(append(a.Env, "CODEX_HOME="+codexHome), s.CodexEnv()...)
 	return a
 }
@@ -146,6 +147,13 @@ func (a *Agent) ForSandbox(home string) (state string) {
 	}
 	if a.Name == "claude" {
 		env = append(env, "CLAUDE_CONFIG_DIR="+state)
+	}
+	if a.Name == "codex" {
+		// Codex's own sandbox needs user namespaces, which corral's refuses
+		// inside: corral's sandbox holds it instead.
+		if i := slices.Index(a.Args, "--"); i >= 0 {
+			a.Args = slices.Insert(a.Args, i, "--sandbox", "danger-full-access")
+		}
 	}
 	a.Env, a.Home = env, home
 	return state

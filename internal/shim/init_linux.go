@@ -31,8 +31,18 @@ type initState struct {
 func runInit() int {
 	// Only corral ends an init: through its control socket, or SIGKILL. A
 	// command that signals it (under network host no Landlock scope keeps
-	// it from trying) gets nowhere.
-	signal.Ignore(unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	// it from trying) gets nowhere. The signals are caught and dropped, not
+	// ignored: an ignored signal stays ignored across exec, and the command
+	// must get SIGTERM as it would anywhere else.
+	deaf := make(chan os.Signal, 8)
+	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	go func() {
+		for range deaf {
+		}
+	}()
+	// Neither may a process of the same user read the init's memory or
+	// take its descriptors (the control socket) through /proc.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	st := &initState{role: os.Getenv(RoleEnv), pid1: os.Getpid() == 1}
 	unix.CloseOnExec(ControlFD)
 	ctl, err := NewConn(os.NewFile(ControlFD, "shim-control"))

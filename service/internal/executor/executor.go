@@ -99,18 +99,3 @@ func fromProc(r *Result, pr *proc.Result) {
 func startFailure(err error) *Result {
 	return &Result{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: err.Error()}
 }
-
-// supervise waits for p, honouring stop and ctx, and reports which ended it.
-func supervise(ctx context.Context, p *proc.Process, stop <-chan struct{}) (res *proc.Result, stopped, interrupted bool) {
-	select {
-	case <-p.Done():
-	case <-stop:
-		stopped = true
-		p.Stop()
-	case <-ctx.Done():
-		interrupted = true
-		p.Stop()
-	}
-	res, _ = p.Wait()
-	return res, stopped && res.Cancelled, interrupted && res.Cancelled
-}
