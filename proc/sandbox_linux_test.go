@@ -250,4 +250,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
