@@ -57,6 +57,9 @@ func spawn(a *spawnAttr) (child, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.enclosure == nil {
+		return nil, fmt.Errorf("%w: the pidns tier holds sandboxed runs only", ErrTierUnavailable)
+	}
 	switch {
 	case a.enclosure != nil:
 		return spawnInEnclosure(a)
@@ -99,7 +102,13 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	}
 	a.env = append(a.env, b.env...)
 	ia := initAttr{tier: tier, why: why, policy: b.policy, box: b, limits: noLimits(a.limit)}
-	if tier == corral.ContainmentCgroup {
+	if a.tier != corral.ContainmentCgroup && (tier != corral.ContainmentCgroup || a.limit == (Limits{})) {
+		// The sandbox's pid namespace holds the tree exactly and dies with
+		// corral: a cgroup leaf adds nothing unless asked for, or needed
+		// for limits.
+		ia.tier, ia.why = corral.ContainmentPidNamespace, ""
+	}
+	if ia.tier == corral.ContainmentCgroup {
 		root, _ := cgroup.Detect()
 		if ia.leaf, err = root.NewLeaf(a.label); err != nil {
 			b.close()
@@ -254,6 +263,9 @@ func chooseTier(want corral.Containment) (corral.Containment, string, error) {
 			return "", "", fmt.Errorf("%w: %v", ErrTierUnavailable, err)
 		}
 	case corral.ContainmentSubreaper, corral.ContainmentProcessGroup:
+	case corral.ContainmentPidNamespace:
+		// Chosen for a sandboxed run; without a sandbox there is no
+		// namespace to hold the tree.
 	default:
 		return "", "", fmt.Errorf("%w: %s is not available on Linux", ErrTierUnavailable, want)
 	}

@@ -516,14 +516,25 @@ func (c *initChild) release(keep bool) {
 		}
 		return
 	}
-	c.waitInit()
+	// The tree is gone. The init exits at once, but its exit takes the
+	// namespaces down with it, which the kernel may take milliseconds to
+	// do: reap it in the background, and its cgroup leaf after it.
 	c.ctl.Close()
-	c.closeFDs()
-	<-c.reader
-	if c.leaf != nil {
-		c.leaf.Close()
+	if c.pidfd != nil {
+		c.pidfd.Close()
 	}
+	<-c.reader
 	c.releaseBox()
+	initFD, leaf := c.initFD, c.leaf
+	go func() {
+		c.waitInit()
+		if initFD != nil {
+			initFD.Close()
+		}
+		if leaf != nil {
+			leaf.Close()
+		}
+	}()
 }
 
 // waitInit waits for the init to exit after Exit (it kills anything left

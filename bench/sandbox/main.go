@@ -12,6 +12,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/sandbox"
 	"github.com/corralrun/corral/internal/sandbox/sandboxtest"
+	"github.com/corralrun/corral/proc"
 )
 
 // runner is one way of running /bin/true; run returns the wall time of one
@@ -77,9 +79,21 @@ func main() {
 		confine = append(confine, time.Duration(st.Confined-st.Prepared))
 		return wall, err
 	}
+	procRun := func(sb corral.Sandbox) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			start := time.Now()
+			res, err := proc.Run(context.Background(), &proc.Spec{Args: []string{"/bin/true"}, Dir: ws, Sandbox: sb})
+			if err == nil && !res.Success() {
+				err = fmt.Errorf("%s", res.Status())
+			}
+			return time.Since(start), err
+		}
+	}
 	runners := []*runner{
 		{name: "plain `/bin/true` (os/exec)", run: func() (time.Duration, error) { return timed(exec.Command("/bin/true")) }},
-		{name: "corral sandbox: clone, Prepare, Confine, exec", run: corralRun},
+		{name: "corral `proc.Run`, no sandbox", run: procRun(corral.Sandbox{})},
+		{name: "corral `proc.Run`, `--sandbox workspace` (the product path: init, policy, private /tmp, teardown)", run: procRun(corral.Sandbox{Mode: corral.SandboxWorkspace})},
+		{name: "corral sandbox alone: clone, Prepare, Confine, exec (a minimal init)", run: corralRun},
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		runners = append(runners, &runner{
