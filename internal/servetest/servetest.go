@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corralrun/corral/internal/procfs"
-	"github.com/corralrun/corral/internal/shim"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -147,21 +145,6 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 func (s *Server) Kill9() {
 	s.Cmd.Process.Signal(syscall.SIGKILL)
 	<-s.exited
-}
-
-// Crash kills the service by its pid as a crash would, and first the
-// processes that bind its runs' trees to it (its cgroup guardian, its runs'
-// inits), as a crash that took them too would (a kill of the service's
-// whole cgroup, the OOM killer): the trees then outlive it, for recovery
-// to find.
-func (s *Server) Crash() {
-	kids, _ := procfs.Children(s.Cmd.Process.Pid)
-	for _, k := range kids {
-		if procfs.HasToken(k, shim.RoleEnv+"=") {
-			syscall.Kill(k, syscall.SIGKILL)
-		}
-	}
-	s.Kill9()
 }
 
 // Stop asks the service to stop (SIGTERM) and waits for it; after a
