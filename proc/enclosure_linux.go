@@ -64,11 +64,11 @@ func newEnclosure(ctx context.Context, sb corral.Sandbox, workdir string) (*encl
 	return &enclosureImpl{box: b, holder: s.c}, nil
 }
 
-// spawn asks the holder for an init with these descriptors.
-func (e *enclosureImpl) spawn(stdio [3]*os.File, ctl, cfg *os.File) error {
+// spawn asks the holder for an init on the control socket ctl.
+func (e *enclosureImpl) spawn(ctl *os.File) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	err := e.holder.ctl.Send(shim.Msg{Op: shim.OpSpawn}, stdio[0], stdio[1], stdio[2], ctl, cfg)
+	err := e.holder.ctl.Send(shim.Msg{Op: shim.OpSpawn}, ctl)
 	if err != nil {
 		return fmt.Errorf("%w: its holder is gone (%v)", ErrEnclosureClosed, err)
 	}

@@ -129,6 +129,7 @@ func TestReclaimKillsTheTreeOfADeadSupervisor(t *testing.T) {
 					unix.Kill(pid, unix.SIGKILL)
 				}
 			}
+			kids, _ := procfs.Children(cmd.Process.Pid)
 			cmd.Process.Kill()
 			cmd.Wait()
 			if n := len(testutil.Tagged(tag)); n < 5 {
@@ -151,7 +152,7 @@ func TestReclaimKillsTheTreeOfADeadSupervisor(t *testing.T) {
 				testutil.KillTagged(tag)
 			}
 			testutil.AssertNoTagged(t, tag, 2*time.Second)
-			reapOrphans(t)
+			reapOrphans(t, kids)
 			// Reclaiming again finds nothing and is not an error.
 			if n, err := proc.Reclaim(context.Background(), h); err != nil || n != 0 {
 				t.Fatalf("second Reclaim: %d %v", n, err)
@@ -160,13 +161,19 @@ func TestReclaimKillsTheTreeOfADeadSupervisor(t *testing.T) {
 	}
 }
 
-// reapOrphans reaps the zombies the killed supervisor's children left to
-// this process (a subreaper, since runs ran here), once they have died.
-func reapOrphans(t *testing.T) {
+// reapOrphans waits for kids, the children of a killed supervisor (its
+// guardian, its runs' inits), to finish their work and die, and reaps them:
+// they were handed to this process, a subreaper since runs ran here.
+func reapOrphans(t *testing.T, kids []int) {
 	t.Helper()
-	testutil.WaitFor(t, 10*time.Second, "the dead supervisor's children to go", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the dead supervisor's children to go", func() bool {
 		testutil.ReapZombies()
-		return len(testutil.Zombies()) == 0
+		for _, k := range kids {
+			if _, err := procfs.ReadStat(k); err == nil {
+				return false
+			}
+		}
+		return true
 	})
 }
 
@@ -192,6 +199,7 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 			if s.Handle.Init == 0 && s.Guardian == 0 {
 				t.Fatalf("nothing binds the tree to the supervisor: %+v", s)
 			}
+			kids, _ := procfs.Children(cmd.Process.Pid)
 			clock := testutil.StartSchedClock()
 			cmd.Process.Kill()
 			cmd.Wait()
@@ -202,7 +210,7 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 			if took := time.Since(killed); took > time.Second+clock.Waited() {
 				t.Errorf("the tree took %v to go after the supervisor's death (%v of CPU starvation)", took, clock.Waited())
 			}
-			reapOrphans(t)
+			reapOrphans(t, kids)
 		})
 	}
 }

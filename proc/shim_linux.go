@@ -96,6 +96,8 @@ type initChild struct {
 	report *corral.SandboxReport // set by finish
 
 	unbind   func()        // when the init is reaped: it was forked by the spawner
+	poolKey  string        // the user it runs as, for the pool of idle inits
+	poolable bool          // a plain init, which may serve another run
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed
 	reader   chan struct{} // closed when the control reader is done
@@ -126,66 +128,105 @@ type initAttr struct {
 	nostdio bool
 }
 
-// startInit starts an init (or a holder) for a and, for an init, waits for
-// the command to run. In an enclosure the enclosure's holder forks the init.
+// startInit starts the command of a through an init: a new one (a holder,
+// for an enclosure, when ia.holder), one of the enclosure's, or an idle one
+// of a plain run before; and waits for the command to run.
 func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy}
 	if ia.encl != nil {
 		cfg.Policy, cfg.Confined = nil, true
 	}
+	// An init in another pid namespace gives pids this process cannot use:
+	// it reads them from the pidfds, before the init may reap.
+	cfg.Ack = ia.policy != nil || ia.encl != nil
 	if cfg.Dir == "" {
-		// A sandbox's init has moved to its new root: the command starts
-		// in its workspace, the directory it was asked for in.
 		switch {
 		case ia.policy != nil:
+			// A sandbox's init has moved to its new root: the command
+			// starts in its workspace, the directory it was asked for in.
 			cfg.Dir = ia.policy.Workdir
 		case ia.encl != nil:
 			cfg.Dir = ia.encl.impl.box.policy.Workdir
+		default:
+			// An idle init started in another directory.
+			cfg.Dir, _ = os.Getwd()
 		}
 	}
-	ctl, shimEnd, err := shim.Pair()
-	if err != nil {
-		return nil, err
-	}
-	defer shimEnd.Close()
 	cfgFile, err := shim.ConfigFile(cfg)
 	if err != nil {
-		ctl.Close()
 		return nil, err
 	}
 	defer cfgFile.Close()
-	c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, ctl: ctl, leaf: ia.leaf, box: ia.box, encl: ia.encl,
-		exit: make(chan struct{}), reader: make(chan struct{})}
-	fail := func(err error) (*initChild, error) {
-		ctl.Close()
-		c.abandonInit()
-		return nil, err
+	files := []*os.File{a.files[0], a.files[1], a.files[2], cfgFile}
+	if ia.holder {
+		files = []*os.File{cfgFile}
 	}
-	if ia.encl != nil {
-		if err := ia.encl.impl.spawn(a.files, shimEnd, cfgFile); err != nil {
-			return fail(err)
+	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil
+	key := credKey(a.cred)
+	for {
+		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
+			exit: make(chan struct{}), reader: make(chan struct{})}
+		reused := false
+		if pooled {
+			reused = c.takeIdle(key)
 		}
-	} else if err := c.forkInit(a, ia, shimEnd, cfgFile); err != nil {
-		return fail(err)
+		if !reused {
+			ctl, shimEnd, err := shim.Pair()
+			if err != nil {
+				c.abandonInit()
+				return nil, err
+			}
+			c.ctl = ctl
+			if ia.encl != nil {
+				err = ia.encl.impl.spawn(shimEnd)
+			} else {
+				err = c.forkInit(a, ia, shimEnd)
+			}
+			shimEnd.Close()
+			if err != nil {
+				c.abandonInit()
+				return nil, err
+			}
+		}
+		c.poolKey, c.poolable = key, pooled
+		m, got, err := c.startRun(files)
+		if err != nil && reused && !isInitFailure(err) {
+			// The idle init died while it waited: take another.
+			c.abandonInit()
+			continue
+		}
+		if err == nil {
+			err = c.adopt(m, got, ia)
+		}
+		if err != nil {
+			c.abandonInit()
+			return nil, err
+		}
+		if cfg.Ack && !ia.holder {
+			// The pids are read: the init may reap the command now.
+			c.ctl.Send(shim.Msg{Op: shim.OpAck})
+		}
+		go c.read()
+		return c, nil
 	}
-	shimEnd.Close()
-	m, files, err := c.recvStart()
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.adopt(m, files, ia); err != nil {
-		return fail(err)
-	}
-	if !ia.holder {
-		// The pids are read: the init may reap the command now.
-		c.ctl.Send(shim.Msg{Op: shim.OpAck})
-	}
-	go c.read()
-	return c, nil
 }
 
-// forkInit starts the init as this process's child.
-func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd, cfgFile *os.File) error {
+// startRun sends the run and waits for the init's first word.
+func (c *initChild) startRun(files []*os.File) (shim.Msg, []*os.File, error) {
+	if err := c.ctl.Send(shim.Msg{Op: shim.OpRun}, files...); err != nil {
+		return shim.Msg{}, nil, fmt.Errorf("the run's init: %w", err)
+	}
+	return c.recvStart()
+}
+
+func isInitFailure(err error) bool {
+	var f *initFailure
+	return errors.As(err, &f)
+}
+
+// forkInit starts a new init (or holder) as this process's child, with
+// the shim's end of its control socket.
+func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error {
 	role := shim.RoleInit
 	if ia.holder {
 		role = shim.RoleHolder
@@ -206,9 +247,13 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd, cfgFile *os.Fil
 		sys.UseCgroupFD = true
 		sys.CgroupFD = ia.leaf.FD()
 	}
-	files := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd(), shimEnd.Fd(), cfgFile.Fd()}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), null.Fd(), shimEnd.Fd()}
 	var pid int
-	var err error
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
@@ -269,8 +314,14 @@ func (c *initChild) recvStart() (shim.Msg, []*os.File, error) {
 	}
 	ch := make(chan got, 1)
 	go func() {
-		m, files, err := c.ctl.Recv()
-		ch <- got{m, files, err}
+		for {
+			m, files, err := c.ctl.Recv()
+			if err == nil && m.Op == shim.OpIdle {
+				continue // an idle init's answer to its last run
+			}
+			ch <- got{m, files, err}
+			return
+		}
 	}()
 	t := time.NewTimer(startWait)
 	defer t.Stop()
@@ -314,20 +365,26 @@ func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
 			rest[0].Close()
 		}
 		rest = rest[1:]
-		pid, err := shim.PidfdPid(c.pidfd)
-		if err != nil || pid <= 0 {
-			shimCloseAll(rest)
-			return fmt.Errorf("the command's pid: %v", err)
+		if ia.policy == nil && ia.encl == nil {
+			// The init shares this process's pid namespace: its pids are
+			// ours.
+			c.pid, c.start = m.Pid, m.Start
+		} else {
+			pid, err := shim.PidfdPid(c.pidfd)
+			if err != nil || pid <= 0 {
+				shimCloseAll(rest)
+				return fmt.Errorf("the command's pid: %v", err)
+			}
+			c.pid = pid
+			if st, err := procfs.ReadStat(pid); err == nil {
+				c.start = st.Start
+			}
 		}
-		c.pid = pid
 		if c.init == 0 {
 			c.init, _ = shim.PidfdPid(c.initFD)
 			if st, err := procfs.ReadStat(c.init); err == nil {
 				c.initStart = st.Start
 			}
-		}
-		if st, err := procfs.ReadStat(pid); err == nil {
-			c.start = st.Start
 		}
 	}
 	if len(rest) > 0 {
@@ -342,7 +399,8 @@ func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
 	}
 	switch {
 	case ia.tier == corral.ContainmentProcessGroup && ia.policy == nil && ia.encl == nil:
-		c.tree = &pgroupTree{pgid: c.pid, main: c.pid}
+		// The group, among what the init holds.
+		c.tree = &initTree{root: c.init, pgid: c.pid}
 	default:
 		c.tree = &initTree{root: c.init}
 	}
@@ -370,6 +428,11 @@ func (c *initChild) read() {
 				c.status.code = -1
 			}
 			c.markExited()
+			if c.poolable {
+				// The init says nothing more of this run; its socket may
+				// serve the next one.
+				break
+			}
 		}
 	}
 	// The init is gone, or release closed corral's end. If the command
@@ -499,12 +562,8 @@ func (c *initChild) finish(detach bool) (exitStatus, error) {
 // release lets the init go: at once when the tree is gone, or, with keep,
 // once what is left of it has gone (a detached tree, survivors).
 func (c *initChild) release(keep bool) {
-	op := shim.OpExit
 	if keep {
-		op = shim.OpDetach
-	}
-	c.ctl.Send(shim.Msg{Op: op})
-	if keep {
+		c.ctl.Send(shim.Msg{Op: shim.OpDetach})
 		// The init keeps reaping what was left; when it exits at last, the
 		// reaper takes it.
 		c.ctl.Close()
@@ -516,9 +575,13 @@ func (c *initChild) release(keep bool) {
 		}
 		return
 	}
+	if c.poolable && c.reuse() {
+		return
+	}
 	// The tree is gone. The init exits at once, but its exit takes the
 	// namespaces down with it, which the kernel may take milliseconds to
 	// do: reap it in the background, and its cgroup leaf after it.
+	c.ctl.Send(shim.Msg{Op: shim.OpExit})
 	c.ctl.Close()
 	if c.pidfd != nil {
 		c.pidfd.Close()
@@ -535,6 +598,27 @@ func (c *initChild) release(keep bool) {
 			leaf.Close()
 		}
 	}()
+}
+
+// reuse hands the init, whose tree is gone, to the pool of idle ones. It
+// reports false, having sent nothing, when the pool is full.
+func (c *initChild) reuse() bool {
+	pool.mu.Lock()
+	full := len(pool.idle[c.poolKey]) >= poolMax
+	pool.mu.Unlock()
+	if full {
+		return false
+	}
+	<-c.reader // ended at the command's exit
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	// The init answers Idle once it waits for the next run; whoever takes
+	// it next skips that answer.
+	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil || !c.putIdle() {
+		go c.letGo()
+	}
+	return true
 }
 
 // waitInit waits for the init to exit after Exit (it kills anything left
@@ -603,6 +687,9 @@ func (c *initChild) releaseBox() {
 
 // abandonInit undoes a start that failed: the init is killed and reaped.
 func (c *initChild) abandonInit() {
+	if c.ctl != nil {
+		c.ctl.Close()
+	}
 	if c.ownInit && c.init > 0 {
 		if c.initFD != nil {
 			unix.PidfdSendSignal(int(c.initFD.Fd()), unix.SIGKILL, nil, 0)
@@ -641,9 +728,12 @@ func (c *initChild) sandboxReport() *corral.SandboxReport {
 }
 
 // initTree is the tree below an init: its descendants, exactly, since the
-// init is a subreaper or pid 1 of a namespace of its own.
+// init is a subreaper or pid 1 of a namespace of its own. With pgid, it is
+// only those of the process group pgid (the process-group tier), and the
+// group is signalled as a whole.
 type initTree struct {
 	root int
+	pgid int
 }
 
 func (t *initTree) members() []procKey {
@@ -652,7 +742,7 @@ func (t *initTree) members() []procKey {
 	for i := 0; i < 2; i++ {
 		var out []procKey
 		for _, st := range procfs.Descendants(t.root) {
-			if !st.Zombie() {
+			if !st.Zombie() && (t.pgid == 0 || st.Pgid == t.pgid) {
 				out = append(out, procKey{pid: st.Pid, start: st.Start})
 			}
 		}
@@ -679,6 +769,29 @@ func (t *initTree) signalMember(k procKey, sig unix.Signal) error {
 
 func (t *initTree) kill() []procKey {
 	var out []procKey
+	if t.pgid != 0 {
+		// Only the group: freeze it with SIGSTOP until no new member
+		// appears, then kill the members.
+		stopped := map[procKey]bool{}
+		for round := 0; round < 64; round++ {
+			fresh := 0
+			for _, k := range t.members() {
+				if !stopped[k] && procfs.Signal(k.pid, k.start, unix.SIGSTOP) == nil {
+					stopped[k] = true
+					fresh++
+				}
+			}
+			if fresh == 0 {
+				break
+			}
+		}
+		for k := range stopped {
+			if procfs.Signal(k.pid, k.start, unix.SIGKILL) == nil {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	for _, st := range shim.KillDescendants(t.root) {
 		out = append(out, procKey{pid: st.Pid, start: st.Start})
 	}
@@ -694,5 +807,95 @@ func shimCloseAll(files []*os.File) {
 		if f != nil {
 			f.Close()
 		}
+	}
+}
+
+// The pool of idle inits. An init whose plain run is over may serve the
+// next plain run of the same user: starting an init execs this program
+// (milliseconds), handing a run to an idle one costs a round trip. Idle
+// inits hold nothing and die with this process like any init; a few are
+// kept, for a while.
+const (
+	poolMax  = 8                // idle inits kept per user
+	poolIdle = 60 * time.Second // an init idle longer is let go
+)
+
+// idleInit is an init that waits for a run.
+type idleInit struct {
+	ctl   *shim.Conn
+	pid   int
+	start uint64
+	fd    *os.File // its pidfd
+	since time.Time
+}
+
+var pool struct {
+	mu   sync.Mutex
+	idle map[string][]*idleInit // by credKey, most recent last
+}
+
+// credKey names the user an init runs as.
+func credKey(c *Credential) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprint(c.UID, ":", c.GID, ":", c.Groups)
+}
+
+// takeIdle gives c an idle init of the user key, if there is one.
+func (c *initChild) takeIdle(key string) bool {
+	pool.mu.Lock()
+	list := pool.idle[key]
+	var in *idleInit
+	if n := len(list); n > 0 {
+		in, pool.idle[key] = list[n-1], list[:n-1]
+	}
+	pool.mu.Unlock()
+	if in == nil {
+		return false
+	}
+	shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, true
+	return true
+}
+
+// putIdle keeps c's init for another run, or reports false when the pool
+// is full.
+func (c *initChild) putIdle() bool {
+	now := time.Now()
+	pool.mu.Lock()
+	if pool.idle == nil {
+		pool.idle = map[string][]*idleInit{}
+	}
+	list := pool.idle[c.poolKey]
+	// Let go of those idle too long, oldest first.
+	var stale []*idleInit
+	for len(list) > 0 && now.Sub(list[0].since) > poolIdle {
+		stale, list = append(stale, list[0]), list[1:]
+	}
+	ok := len(list) < poolMax
+	if ok {
+		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, since: now})
+		shim.Keep(c.ctl.Fd(), int(c.initFD.Fd()))
+	}
+	pool.idle[c.poolKey] = list
+	pool.mu.Unlock()
+	for _, in := range stale {
+		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: true, reader: closedChan}
+		go old.letGo()
+	}
+	return ok
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// letGo tells an init whose tree is gone to exit, and reaps it.
+func (c *initChild) letGo() {
+	c.ctl.Send(shim.Msg{Op: shim.OpExit})
+	c.ctl.Close()
+	c.waitInit()
+	if c.initFD != nil {
+		c.initFD.Close()
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -70,6 +71,7 @@ func TestKilledCorralTakesItsTreesWithIt(t *testing.T) {
 				<-waitDone
 				t.Fatalf("the tree did not come up: %d tagged\n%s", len(testutil.Tagged(tag)), out.String())
 			}
+			kids, _ := procfs.Children(cmd.Process.Pid)
 			clock := testutil.StartSchedClock()
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-waitDone
@@ -80,11 +82,16 @@ func TestKilledCorralTakesItsTreesWithIt(t *testing.T) {
 			if took := time.Since(killed); took > time.Second+clock.Waited() {
 				t.Errorf("the tree took %v to go after corral's death (%v of CPU starvation)", took, clock.Waited())
 			}
-			// What the killed corral left to this process (a subreaper)
-			// is reaped once it has died.
-			testutil.WaitFor(t, 10*time.Second, "the dead corral's children to go", func() bool {
+			// What the killed corral left to this process (a subreaper:
+			// its guardian, its runs' inits) is reaped once it has died.
+			testutil.WaitFor(t, 20*time.Second, "the dead corral's children to go", func() bool {
 				testutil.ReapZombies()
-				return len(testutil.Zombies()) == 0
+				for _, k := range kids {
+					if _, err := procfs.ReadStat(k); err == nil {
+						return false
+					}
+				}
+				return true
 			})
 		})
 	}

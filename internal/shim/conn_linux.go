@@ -13,7 +13,8 @@ import (
 	"github.com/corralrun/corral/internal/sandbox"
 )
 
-// Config is what corral tells an init or holder, as a file at ConfigFD.
+// Config is what corral tells an init or holder of a run, as the last
+// descriptor of a Run message.
 type Config struct {
 	// Policy, when set, is the run's sandbox: an init or holder started
 	// into new namespaces builds it (Prepare) and confines the thread it
@@ -24,6 +25,11 @@ type Config struct {
 	// thread: the sandbox is built and holds it already.
 	Confined bool `json:"confined,omitempty"`
 
+	// Ack says corral reads the command's pid from its pidfd (the init is
+	// in another pid namespace than corral): the init must not reap the
+	// command before corral says Ack.
+	Ack bool `json:"ack,omitempty"`
+
 	// The command, for an init: Path is found already, Env is complete.
 	Path string   `json:"path,omitempty"`
 	Args []string `json:"args,omitempty"`
@@ -31,25 +37,30 @@ type Config struct {
 	Dir  string   `json:"dir,omitempty"`
 }
 
-// Operations of Msg. Corral sends Exit, Detach and (to a holder) Spawn; an
-// init sends Started, Exited and Failed, a holder Ready and Failed.
+// Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a
+// holder) Spawn; an init sends Started, Exited, Idle and Failed, a holder
+// Ready and Failed.
 const (
-	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd
+	OpRun     = "run"     // a run; fds: stdin, stdout, stderr (none for a holder), then its config
+	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd (and the proxy listener of a new sandbox)
 	OpExited  = "exited"  // the command's exit status
 	OpFailed  = "failed"  // the command was not started; see Stage, Errno, Err
 	OpReady   = "ready"   // a holder's sandbox is built; fds: the proxy listener, if asked for
 	OpAck     = "ack"     // corral has read the command's pid: the init may reap it
+	OpIdle    = "idle"    // the tree is gone: wait for another run; the init answers Idle once it does
 	OpExit    = "exit"    // the tree is gone: exit now
 	OpDetach  = "detach"  // the tree is left running: reap it until it is gone, then exit; corral's end no longer matters
-	OpSpawn   = "spawn"   // to a holder; fds: stdin, stdout, stderr, the run's control socket, its config
+	OpSpawn   = "spawn"   // to a holder; fds: the new run's control socket
 )
 
 // Msg is one message on the control socket.
 type Msg struct {
 	Op string `json:"op"`
 
-	// Started: the command's pid in the init's pid namespace.
-	Pid int `json:"pid,omitempty"`
+	// Started: the command's pid in the init's pid namespace and its start
+	// time (clock ticks after boot).
+	Pid   int    `json:"pid,omitempty"`
+	Start uint64 `json:"start,omitempty"`
 
 	// Exited: the exit code, or the signal that ended the command.
 	Code   int `json:"code,omitempty"`
@@ -198,6 +209,9 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 
 // Close closes the connection; a Recv blocked on it returns io.EOF.
 func (c *Conn) Close() error { return c.f.Close() }
+
+// Fd returns the connection's descriptor, for Keep.
+func (c *Conn) Fd() int { return int(c.f.Fd()) }
 
 func parseRights(oob []byte) ([]*os.File, error) {
 	if len(oob) == 0 {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,22 +99,44 @@ func StartGuardian(dir, prefix string) (*Guardian, error) {
 		w.Close()
 		return nil, fmt.Errorf("guardian: starting it: %w", err)
 	}
-	lifetimeFDs.Store(int64(w.Fd()))
+	Keep(int(w.Fd()))
 	return &Guardian{w: w, pid: pid}, nil
 }
 
-// lifetimeFDs holds the descriptor this process keeps open for its whole
-// life for its guardian, once there is one (0 before).
-var lifetimeFDs atomic.Int64
+// kept holds the descriptors this process keeps open beyond any run: its
+// guardian's pipe, the idle inits' sockets and pidfds.
+var kept struct {
+	sync.Mutex
+	fds map[int]bool
+}
 
-// LifetimeFD returns the descriptor this process holds open for its whole
-// life for its guardian, or -1: tests leave it out of their descriptor
-// counts.
-func LifetimeFD() int {
-	if fd := lifetimeFDs.Load(); fd > 0 {
-		return int(fd)
+// Keep records descriptors this process keeps open beyond any run.
+func Keep(fds ...int) {
+	kept.Lock()
+	defer kept.Unlock()
+	if kept.fds == nil {
+		kept.fds = map[int]bool{}
 	}
-	return -1
+	for _, fd := range fds {
+		kept.fds[fd] = true
+	}
+}
+
+// Unkeep undoes Keep, before the descriptors are closed or handed to a run.
+func Unkeep(fds ...int) {
+	kept.Lock()
+	defer kept.Unlock()
+	for _, fd := range fds {
+		delete(kept.fds, fd)
+	}
+}
+
+// Kept reports whether this process keeps fd open beyond any run: tests
+// leave such descriptors out of their counts.
+func Kept(fd int) bool {
+	kept.Lock()
+	defer kept.Unlock()
+	return kept.fds[fd]
 }
 
 // Pid returns the guardian's pid.

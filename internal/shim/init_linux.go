@@ -22,6 +22,8 @@ import (
 type initState struct {
 	cfg   Config
 	ctl   *Conn
+	msgs  <-chan incoming // corral's messages, for the init's whole life
+	chld  chan os.Signal
 	role  string
 	pid1  bool // pid 1 of a pid namespace: the kernel kills the rest when it exits
 	proxy *os.File
@@ -51,35 +53,79 @@ func runInit() int {
 		return ExitShimFailed
 	}
 	st.ctl = ctl
-	if err := st.readConfig(); err != nil {
-		return st.fail("config", err)
+	st.chld = make(chan os.Signal, 1)
+	signal.Notify(st.chld, unix.SIGCHLD)
+	st.msgs = st.receive()
+	for first := true; ; first = false {
+		// Between runs an init waits for the next: corral keeps inits
+		// whose tree is gone for its next plain run.
+		in, ok := <-st.msgs
+		if !ok || in.m.Op == OpExit {
+			closeAll(in.files)
+			return 0
+		}
+		stdio, err := st.takeRun(in)
+		if err != nil {
+			return st.fail("config", err)
+		}
+		if first {
+			if code, ok := st.setUp(); !ok {
+				closeAll(stdio)
+				return code
+			}
+			if st.role == RoleHolder {
+				return st.hold()
+			}
+		}
+		if !st.runCommand(stdio) {
+			return 0
+		}
 	}
+}
+
+// takeRun reads a Run message: its last descriptor is the configuration,
+// the three before it (none for a holder) the command's stdin, stdout and
+// stderr, which the caller owns.
+func (st *initState) takeRun(in incoming) ([]*os.File, error) {
+	want := 4
+	if st.role == RoleHolder {
+		want = 1
+	}
+	if in.m.Op != OpRun || len(in.files) != want {
+		closeAll(in.files)
+		return nil, fmt.Errorf("want a %q message with %d descriptors, got %q with %d", OpRun, want, in.m.Op, len(in.files))
+	}
+	cfg := in.files[want-1]
+	defer cfg.Close()
+	b, err := io.ReadAll(io.LimitReader(cfg, 64<<20))
+	if err == nil {
+		st.cfg = Config{}
+		err = json.Unmarshal(b, &st.cfg)
+	}
+	if err != nil {
+		closeAll(in.files[:want-1])
+		return nil, err
+	}
+	return in.files[:want-1], nil
+}
+
+// setUp builds the sandbox, when the first run has one, and makes a plain
+// init a subreaper. It reports false, with the exit status, on failure.
+func (st *initState) setUp() (int, bool) {
+	var err error
 	if p := st.cfg.Policy; p != nil && !st.cfg.Confined {
 		if st.proxy, st.mech, err = sandbox.Prepare(p); err != nil {
-			return st.fail("prepare", err)
+			return st.fail("prepare", err), false
 		}
 	}
 	if !st.pid1 {
 		// Every orphan of the tree comes here, so that the tree is exactly
 		// this process's descendants.
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			return st.fail("config", fmt.Errorf("subreaper: %w", err))
+			return st.fail("config", fmt.Errorf("subreaper: %w", err)), false
 		}
 	}
-	if st.role == RoleHolder {
-		return st.hold()
-	}
-	return st.runCommand()
-}
-
-func (st *initState) readConfig() error {
-	f := os.NewFile(ConfigFD, "shim-config")
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, &st.cfg)
+	return 0, true
 }
 
 // fail tells corral why nothing runs, and returns the exit status.
@@ -136,53 +182,81 @@ func (st *initState) confinedThread(fn func(f *forked)) forked {
 	return <-done
 }
 
-// runCommand is the init of one run.
-func (st *initState) runCommand() int {
-	c := st.confinedThread(func(f *forked) {
+// runCommand runs one command with stdio as its stdin, stdout and stderr
+// (closed here once it runs), serves it, and reports whether this init
+// stays for another run.
+func (st *initState) runCommand(stdio []*os.File) (stay bool) {
+	defer closeAll(stdio)
+	if d := st.cfg.Dir; d != "" {
+		// A directory missing here would read as the program missing.
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			where := ""
+			if st.cfg.Policy != nil || st.cfg.Confined {
+				where = " inside the sandbox (is it under a path the sandbox hides, such as /tmp?)"
+			}
+			st.fail("start", fmt.Errorf("working directory %s is not a directory%s", d, where))
+			return false
+		}
+	}
+	fork := func(f *forked) {
 		// Plain clone (no pidfd, no cgroup): the sandbox's filter refuses
 		// clone3, and a pidfd is opened below instead.
 		f.pid, f.err = syscall.ForkExec(st.cfg.Path, st.cfg.Args, &syscall.ProcAttr{
 			Dir:   st.cfg.Dir,
 			Env:   st.cfg.Env,
-			Files: []uintptr{0, 1, 2},
+			Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
 			Sys:   &syscall.SysProcAttr{Setsid: true},
 		})
-	})
+		if f.err != nil {
+			f.stage = "start"
+		}
+	}
+	var c forked
+	if st.cfg.Policy != nil && !st.cfg.Confined {
+		c = st.confinedThread(fork)
+	} else {
+		// Nothing to confine: any thread forks.
+		c.notify = -1
+		fork(&c)
+	}
 	if c.err != nil {
-		return st.fail(c.stage, c.err)
+		st.fail(c.stage, c.err)
+		return false
 	}
 	// The command's stdio are the command's: holding them open here would
 	// keep its pipes from reading end of file when it and its tree are done.
-	if null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
-		for fd := 0; fd <= 2; fd++ {
-			unix.Dup3(null, fd, 0)
-		}
-		unix.Close(null)
-	}
+	closeAll(stdio)
 	// The command is this process's child and not reaped yet: its pid
 	// cannot have been recycled.
 	cmdFD, err := unix.PidfdOpen(c.pid, 0)
 	if err != nil {
 		unix.Kill(c.pid, unix.SIGKILL)
-		return st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
+		st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
+		return false
 	}
 	selfFD, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
+		unix.Close(cmdFD)
 		unix.Kill(c.pid, unix.SIGKILL)
-		return st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
+		st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
+		return false
 	}
 	cmdFile, selfFile := os.NewFile(uintptr(cmdFD), "pidfd"), os.NewFile(uintptr(selfFD), "pidfd")
 	files := []*os.File{cmdFile, selfFile}
 	if st.proxy != nil {
 		files = append(files, st.proxy)
 	}
-	err = st.ctl.Send(Msg{Op: OpStarted, Pid: c.pid, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
+	var start uint64
+	if s, err := procfs.ReadStat(c.pid); err == nil {
+		start = s.Start
+	}
+	err = st.ctl.Send(Msg{Op: OpStarted, Pid: c.pid, Start: start, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
 	closeAll(files)
-	st.proxy = nil
+	st.proxy, st.mech = nil, nil
 	if err != nil {
 		// Corral is gone already: nothing may outlive it.
 		st.killTree()
-		return ExitShimFailed
+		return false
 	}
 	stopGate := st.gate(c.notify)
 	defer stopGate()
@@ -207,21 +281,21 @@ func (st *initState) gate(notify int) func() {
 }
 
 // serve reaps the tree and reports the command's end, until corral says
-// exit, or goes away.
-func (st *initState) serve(cmd int) int {
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, unix.SIGCHLD)
-	msgs := st.receive()
+// exit (or goes away), or that the run is over and this init may serve
+// another (stay).
+func (st *initState) serve(cmd int) (stay bool) {
 	detached := false
-	// Corral reads the command's pid from its pidfd, which says nothing
-	// once the command is reaped: reap nothing before corral's first word.
-	acked := false
+	// Corral in another pid namespace reads the command's pid from its
+	// pidfd, which says nothing once the command is reaped: reap nothing
+	// before its first word then.
+	acked := !st.cfg.Ack
+	msgs := st.msgs
 	for {
 		if acked && st.reap(cmd) && detached {
-			return 0 // nothing left to hold
+			return false // nothing left to hold
 		}
 		select {
-		case <-chld:
+		case <-st.chld:
 		case in, ok := <-msgs:
 			closeAll(in.files)
 			m := in.m
@@ -235,12 +309,17 @@ func (st *initState) serve(cmd int) int {
 				// Corral is gone (or gave up on the run): nothing of the
 				// tree may outlive it.
 				st.killTree()
-				return 0
+				return false
 			case m.Op == OpExit:
 				// The tree should be gone; make sure, and leave no zombie
 				// behind to be handed to corral.
 				st.killTree()
-				return 0
+				return false
+			case m.Op == OpIdle:
+				// The run is over: nothing of it may stay, and this init
+				// waits for the next.
+				st.killTree()
+				return st.ctl.Send(Msg{Op: OpIdle}) == nil
 			case m.Op == OpDetach:
 				detached = true
 				// What is left is meant to live on: no longer die with
@@ -257,7 +336,8 @@ type incoming struct {
 	files []*os.File
 }
 
-// receive delivers corral's messages until its end closes.
+// receive delivers corral's messages, for the init's whole life, until
+// corral's end closes.
 func (st *initState) receive() <-chan incoming {
 	ch := make(chan incoming)
 	go func() {
@@ -307,6 +387,9 @@ func (st *initState) reap(cmd int) (empty bool) {
 func (st *initState) killTree() {
 	if st.pid1 {
 		return
+	}
+	if kids, err := procfs.Children(os.Getpid()); err == nil && len(kids) == 0 {
+		return // nothing left, the usual case
 	}
 	KillDescendants(os.Getpid())
 	deadline := time.Now().Add(2 * time.Second)
@@ -384,9 +467,11 @@ func (st *initState) hold() int {
 			return
 		}
 		for r := range reqs {
+			// The run's init gets the holder's stdio (the null device) and
+			// the run's control socket; corral sends it the run.
 			_, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
 				Env:   []string{RoleEnv + "=" + RoleInit},
-				Files: []uintptr{r.fds[0].Fd(), r.fds[1].Fd(), r.fds[2].Fd(), r.fds[3].Fd(), r.fds[4].Fd()},
+				Files: []uintptr{0, 1, 2, r.fds[0].Fd()},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})
 			r.err <- err
@@ -409,20 +494,17 @@ func (st *initState) hold() int {
 	}
 	stopGate := st.gate(c.notify)
 	defer stopGate()
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, unix.SIGCHLD)
-	msgs := st.receive()
 	for {
 		select {
-		case <-chld:
+		case <-st.chld:
 			st.reap(0) // the runs' inits, when they are done
-		case in, ok := <-msgs:
+		case in, ok := <-st.msgs:
 			if !ok {
 				// Corral is gone or closed the enclosure: as pid 1, this
 				// process takes every process of the sandbox with it.
 				return 0
 			}
-			if in.m.Op != OpSpawn || len(in.files) != 5 {
+			if in.m.Op != OpSpawn || len(in.files) != 1 {
 				closeAll(in.files)
 				continue
 			}
@@ -430,10 +512,10 @@ func (st *initState) hold() int {
 			reqs <- r
 			if err := <-r.err; err != nil {
 				// Tell the run, whose end corral is waiting on.
-				if run, cerr := NewConn(in.files[3]); cerr == nil {
+				if run, cerr := NewConn(in.files[0]); cerr == nil {
 					run.Send(Msg{Op: OpFailed, Stage: "start", Err: "starting the run's init: " + err.Error()})
 					run.Close()
-					in.files[3] = nil
+					in.files[0] = nil
 				}
 			}
 			closeAll(in.files)

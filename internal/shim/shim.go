@@ -11,11 +11,14 @@
 //
 // A shim has one of three roles.
 //
-// The init, one per run, holds the run's tree. Corral starts it with the
-// command's stdin, stdout and stderr, a control socket at fd 3 and the run's
-// configuration at fd 4; it forks the command, sends corral pidfds of the
-// command and of itself, reaps every process that comes to it and reports
-// the command's exit status. For a sandboxed run it is pid 1 of new user,
+// The init holds a run's tree. Corral starts it with a control socket at
+// fd 3 and sends it the run: the command's stdin, stdout and stderr and its
+// configuration, as descriptors. It forks the command, sends corral pidfds
+// of the command and of itself, reaps every process that comes to it and
+// reports the command's exit status. A plain init whose tree is gone may
+// serve another run: corral keeps a few idle ones, since starting one (an
+// exec of this program) costs milliseconds where handing it a run costs a
+// round trip. For a sandboxed run it is pid 1 of new user,
 // mount, pid, network, IPC and UTS namespaces: it builds the sandbox
 // (internal/sandbox), forks the command from a confined thread, and answers
 // the Unix-socket gate; corral started it with PR_SET_PDEATHSIG=SIGKILL, so
@@ -56,11 +59,9 @@ const (
 	RoleGuardian = "guardian"
 )
 
-// Descriptors an init or holder is started with, besides stdio.
-const (
-	ControlFD = 3 // the control socket
-	ConfigFD  = 4 // the configuration, read once
-)
+// ControlFD is the descriptor of an init's or holder's control socket;
+// its stdin, stdout and stderr are the null device.
+const ControlFD = 3
 
 // ExitShimFailed is a shim's exit status when it failed before or instead
 // of running the command; the reason went to corral over the control

@@ -147,13 +147,12 @@ func CheckFDs(t testing.TB) {
 }
 
 // fdTargets maps each open descriptor to what it points to, leaving out
-// the one corral keeps for its guardian for the life of the process.
+// those corral keeps beyond any run (its guardian's, its idle inits').
 func fdTargets() map[string]string {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	out := make(map[string]string, len(ents))
-	life := strconv.Itoa(shim.LifetimeFD())
 	for _, e := range ents {
-		if e.Name() == life {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && shim.Kept(fd) {
 			continue
 		}
 		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
