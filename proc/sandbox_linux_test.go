@@ -154,7 +154,7 @@ func TestEnclosureSharesOneSandboxAmongItsRuns(t *testing.T) {
 	tag := testutil.Tag(t)
 	left := privateTmp(t)
 	ws := workspace(t)
-	e, err := proc.NewEnclosure(context.Background(), corral.Sandbox{Mode: corral.SandboxWorkspace}, ws)
+	e, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}, Workdir: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ for i in $(seq 100); do grep -q listening /tmp/server.log 2>/dev/null && break; 
 		t.Fatalf("the server died with another run's timeout: %q", r.Stderr.Text())
 	}
 	// Another enclosure sees neither the note nor the server.
-	other, err := proc.NewEnclosure(context.Background(), corral.Sandbox{Mode: corral.SandboxWorkspace}, ws)
+	other, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}, Workdir: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
