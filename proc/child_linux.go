@@ -375,22 +375,40 @@ func (c *linuxChild) exited() <-chan struct{}  { return c.exit }
 
 func (c *linuxChild) signalMain(sig syscall.Signal) error {
 	if c.pidfd != nil {
-		rc, err := c.pidfd.SyscallConn()
-		if err != nil {
-			return os.ErrProcessDone
-		}
-		var serr error
-		// Control holds the descriptor open against a concurrent finish.
-		if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
-			return os.ErrProcessDone
-		}
-		if errors.Is(serr, unix.ESRCH) {
-			return os.ErrProcessDone
-		}
-		return serr
+		return pidfdSignal(c.pidfd, sig)
 	}
 	// The pid is our unreaped child: it cannot have been recycled.
 	return unix.Kill(c.pid, sig)
+}
+
+// pidfdSignal sends sig through a pidfd, held open against a concurrent
+// close; it reports os.ErrProcessDone once the process is gone.
+func pidfdSignal(f *os.File, sig syscall.Signal) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return os.ErrProcessDone
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
+		return os.ErrProcessDone
+	}
+	if errors.Is(serr, unix.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return serr
+}
+
+// dyingState sorts pid, after SIGKILL, into stuck (uninterruptible
+// sleep) or about to die once scheduled; gone and zombie count as neither.
+func dyingState(pid int, stuck *[]stuckProc, others *int) {
+	st, err := procfs.ReadStat(pid)
+	switch {
+	case err != nil || st.Zombie():
+	case st.State == 'D':
+		*stuck = append(*stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
+	default:
+		*others++
+	}
 }
 
 func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
@@ -485,17 +503,9 @@ func (c *linuxChild) alive() int {
 func (c *linuxChild) dying() (stuck []stuckProc, others int) {
 	seen := map[int]bool{}
 	look := func(pid int) {
-		if seen[pid] {
-			return
-		}
-		seen[pid] = true
-		st, err := procfs.ReadStat(pid)
-		switch {
-		case err != nil || st.Zombie():
-		case st.State == 'D':
-			stuck = append(stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
-		default:
-			others++
+		if !seen[pid] {
+			seen[pid] = true
+			dyingState(pid, &stuck, &others)
 		}
 	}
 	select {

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
-	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/shim"
 )
 
@@ -120,20 +118,7 @@ func (c *initChild) note() string            { return c.why }
 func (c *initChild) limitsNote() string      { return c.limits }
 func (c *initChild) exited() <-chan struct{} { return c.exit }
 
-func (c *initChild) signalMain(sig syscall.Signal) error {
-	rc, err := c.pidfd.SyscallConn()
-	if err != nil {
-		return os.ErrProcessDone
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
-		return os.ErrProcessDone
-	}
-	if errors.Is(serr, unix.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return serr
-}
+func (c *initChild) signalMain(sig syscall.Signal) error { return pidfdSignal(c.pidfd, sig) }
 
 func (c *initChild) signalTree(sig syscall.Signal) []procKey {
 	keys := c.tree.signal(sig)
@@ -165,18 +150,8 @@ func (c *initChild) alive() int {
 }
 
 func (c *initChild) dying() (stuck []stuckProc, others int) {
-	look := func(pid int) {
-		st, err := procfs.ReadStat(pid)
-		switch {
-		case err != nil || st.Zombie():
-		case st.State == 'D':
-			stuck = append(stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
-		default:
-			others++
-		}
-	}
 	for _, m := range c.tree.members() {
-		look(m.pid)
+		dyingState(m.pid, &stuck, &others)
 	}
 	return stuck, others
 }

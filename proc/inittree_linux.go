@@ -5,7 +5,6 @@ import (
 
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
-	"github.com/corralrun/corral/internal/shim"
 )
 
 // initTree is the tree below an init: its descendants, exactly, since the
@@ -49,34 +48,17 @@ func (t *initTree) signalMember(k procKey, sig unix.Signal) error {
 }
 
 func (t *initTree) kill() []procKey {
-	var out []procKey
-	if t.pgid != 0 {
-		// Only the group: freeze it with SIGSTOP until no new member
-		// appears, then kill the members.
-		stopped := map[procKey]bool{}
-		for round := 0; round < 64; round++ {
-			fresh := 0
-			for _, k := range t.members() {
-				if !stopped[k] && procfs.Signal(k.pid, k.start, unix.SIGSTOP) == nil {
-					stopped[k] = true
-					fresh++
-				}
-			}
-			if fresh == 0 {
-				break
-			}
-		}
-		for k := range stopped {
-			if procfs.Signal(k.pid, k.start, unix.SIGKILL) == nil {
-				out = append(out, k)
+	// Only the group, with a pgid (the process-group tier); everything
+	// below the init otherwise.
+	return keysOf(procfs.FreezeKill(func() []procfs.Stat {
+		var out []procfs.Stat
+		for _, st := range procfs.Descendants(t.root) {
+			if t.pgid == 0 || st.Pgid == t.pgid {
+				out = append(out, st)
 			}
 		}
 		return out
-	}
-	for _, st := range shim.KillDescendants(t.root) {
-		out = append(out, procKey{pid: st.Pid, start: st.Start})
-	}
-	return out
+	}))
 }
 
 func (t *initTree) claim(*reaper.Zombie) bool { return false }

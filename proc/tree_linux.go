@@ -293,35 +293,17 @@ func (t *reapTree) signalMember(k procKey, sig unix.Signal) error {
 // kill stops the tree with SIGSTOP until a scan finds nothing new running,
 // so that no member can fork while it is being killed, then kills them all.
 func (t *reapTree) kill() []procKey {
-	stopped := map[procKey]bool{}
-	for round := 0; round < 64; round++ {
-		fresh := 0
+	return keysOf(procfs.FreezeKill(func() []procfs.Stat {
 		live, _ := t.scan()
-		for _, st := range live {
-			k := procKey{pid: st.Pid, start: st.Start}
-			if stopped[k] {
-				continue
-			}
-			if procfs.Signal(st.Pid, st.Start, unix.SIGSTOP) == nil {
-				stopped[k] = true
-				fresh++
-			}
-		}
-		if fresh == 0 {
-			break
-		}
-	}
-	var out []procKey
-	for k := range stopped {
-		if procfs.Signal(k.pid, k.start, unix.SIGKILL) == nil {
-			out = append(out, k)
-		}
-	}
-	// Anything that slipped past the freeze (it should not) still dies.
-	for _, st := range t.settledScan() {
-		if procfs.Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
-			out = append(out, procKey{pid: st.Pid, start: st.Start})
-		}
+		return live
+	}))
+}
+
+// keysOf names the processes of list.
+func keysOf(list []procfs.Stat) []procKey {
+	out := make([]procKey, len(list))
+	for i, st := range list {
+		out[i] = procKey{pid: st.Pid, start: st.Start}
 	}
 	return out
 }

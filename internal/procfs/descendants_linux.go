@@ -93,3 +93,45 @@ func Descendants(pid int) []Stat {
 	}
 	return out
 }
+
+// FreezeKill kills the processes list returns (it is called again and
+// again; zombies in its answer are skipped) so that none can fork a child
+// that escapes: they are stopped with SIGSTOP, round after round until a
+// round finds none not yet stopped, then killed; a last look kills
+// anything that slipped past the freeze. Every signal goes through a pidfd
+// checked against the start time. It returns the processes it killed.
+func FreezeKill(list func() []Stat) []Stat {
+	type key struct {
+		pid   int
+		start uint64
+	}
+	stopped := map[key]Stat{}
+	for round := 0; round < 64; round++ {
+		fresh := 0
+		for _, st := range list() {
+			k := key{st.Pid, st.Start}
+			if _, ok := stopped[k]; ok || st.Zombie() {
+				continue
+			}
+			if Signal(st.Pid, st.Start, unix.SIGSTOP) == nil {
+				stopped[k] = st
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	var out []Stat
+	for _, st := range stopped {
+		if Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+			out = append(out, st)
+		}
+	}
+	for _, st := range list() {
+		if !st.Zombie() && Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}

@@ -411,38 +411,7 @@ func (st *initState) killTree() {
 // returns the processes it killed. pid must be a subreaper (or the init of
 // a pid namespace), so that no descendant can leave its subtree.
 func KillDescendants(pid int) []procfs.Stat {
-	stopped := map[int]procfs.Stat{}
-	for round := 0; round < 64; round++ {
-		fresh := 0
-		for _, d := range procfs.Descendants(pid) {
-			if d.Zombie() {
-				continue
-			}
-			if _, ok := stopped[d.Pid]; ok {
-				continue
-			}
-			if procfs.Signal(d.Pid, d.Start, unix.SIGSTOP) == nil {
-				stopped[d.Pid] = d
-				fresh++
-			}
-		}
-		if fresh == 0 {
-			break
-		}
-	}
-	var out []procfs.Stat
-	for _, d := range stopped {
-		if procfs.Signal(d.Pid, d.Start, unix.SIGKILL) == nil {
-			out = append(out, d)
-		}
-	}
-	// Anything that slipped past the freeze (it should not) still dies.
-	for _, d := range procfs.Descendants(pid) {
-		if !d.Zombie() && procfs.Signal(d.Pid, d.Start, unix.SIGKILL) == nil {
-			out = append(out, d)
-		}
-	}
-	return out
+	return procfs.FreezeKill(func() []procfs.Stat { return procfs.Descendants(pid) })
 }
 
 // hold is the holder of an enclosure: it confines one thread for the
