@@ -22,21 +22,6 @@ import (
 // loudly without them) against internal/fakemodel: what "Done when" of the
 // real-CLI work asks, measured on the real streams.
 
-// fakeModel starts the fake model playing a named scenario for the test.
-func fakeModel(t *testing.T, scenario string, o fakemodel.Options) *fakemodel.Server {
-	t.Helper()
-	sc, err := fakemodel.Named(scenario, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := fakemodel.Start(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
-
 // realSpec runs a real agent in a clean environment of its own, its
 // processes tagged; the test fails if any survives it.
 func realSpec(t *testing.T, a testutil.RealAgent) *headless.Spec {
@@ -96,7 +81,7 @@ func runReal(t *testing.T, spec *headless.Spec) (*headless.Result, *events) {
 func end(r *headless.Result) time.Time { return r.Start.Add(r.Duration) }
 
 func TestRealClaudeAnswersAndKeepsUsage(t *testing.T) {
-	srv := fakeModel(t, "tool", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "tool", fakemodel.Options{})
 	r, _ := runReal(t, realSpec(t, testutil.Claude(t, srv, "Run the command.")))
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if !strings.HasPrefix(r.Text, fakemodel.FinalPrefix+fakemodel.ToolMarker) || len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Open {
@@ -108,7 +93,7 @@ func TestRealClaudeAnswersAndKeepsUsage(t *testing.T) {
 }
 
 func TestRealCodexAnswersWithoutACost(t *testing.T) {
-	srv := fakeModel(t, "tool", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "tool", fakemodel.Options{})
 	r, _ := runReal(t, realSpec(t, testutil.Codex(t, srv, "Run the command.")))
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if !strings.Contains(r.Text, fakemodel.ToolMarker) || len(r.Tools) != 1 || r.Tools[0].Name != "command_execution" {
@@ -124,7 +109,7 @@ func TestRealCodexAnswersWithoutACost(t *testing.T) {
 // for about three minutes; the turn ends as auth within 2 s of its first
 // api_retry line.
 func TestRealClaudeAuthFailureEndsWithinTwoSeconds(t *testing.T) {
-	srv := fakeModel(t, "auth", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "auth", fakemodel.Options{})
 	r, evs := runReal(t, realSpec(t, testutil.Claude(t, srv, "Say pong.")))
 	expect(t, r, corral.StatusFailed, corral.ErrorAuth, headless.FinalizedByAuth)
 	retry, ok := evs.first(headless.KindRetry)
@@ -143,7 +128,7 @@ func TestRealClaudeAuthFailureEndsWithinTwoSeconds(t *testing.T) {
 // at each of its retries of a 401; the turn ends as auth within 2 s of the
 // first.
 func TestRealCodexAuthFailureEndsWithinTwoSeconds(t *testing.T) {
-	srv := fakeModel(t, "auth", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "auth", fakemodel.Options{})
 	r, evs := runReal(t, realSpec(t, testutil.Codex(t, srv, "Say pong.")))
 	expect(t, r, corral.StatusFailed, corral.ErrorAuth, headless.FinalizedByAuth)
 	retry, ok := evs.first(headless.KindRetry)
@@ -157,7 +142,7 @@ func TestRealCodexAuthFailureEndsWithinTwoSeconds(t *testing.T) {
 
 // TestRealCodexMissingKeyIsAuth: the provider's key variable unset.
 func TestRealCodexMissingKeyIsAuth(t *testing.T) {
-	srv := fakeModel(t, "text", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "text", fakemodel.Options{})
 	a := testutil.Codex(t, srv, "Say pong.")
 	var env []string
 	for _, kv := range a.Env {
@@ -177,7 +162,7 @@ func TestRealCodexMissingKeyIsAuth(t *testing.T) {
 func TestRealQuotaIsNotARateLimit(t *testing.T) {
 	for name, agent := range map[string]func(testing.TB, *fakemodel.Server, string, ...string) testutil.RealAgent{"claude": testutil.Claude, "codex": testutil.Codex} {
 		t.Run(name, func(t *testing.T) {
-			srv := fakeModel(t, "quota", fakemodel.Options{})
+			srv := testutil.FakeModel(t, "quota", fakemodel.Options{})
 			r, _ := runReal(t, realSpec(t, agent(t, srv, "Say pong.")))
 			expect(t, r, corral.StatusFailed, corral.ErrorQuota, headless.FinalizedByResult)
 		})
@@ -187,7 +172,7 @@ func TestRealQuotaIsNotARateLimit(t *testing.T) {
 // TestRealRateLimitDecidesTheBudgetsErrorType: the budget runs out while
 // Claude Code retries 429s: the turn is rate_limit, and says so.
 func TestRealRateLimitDecidesTheBudgetsErrorType(t *testing.T) {
-	srv := fakeModel(t, "rate_limit", fakemodel.Options{RetryAfter: time.Second})
+	srv := testutil.FakeModel(t, "rate_limit", fakemodel.Options{RetryAfter: time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Say pong."))
 	spec.Timeout = 6 * time.Second
 	r, _ := runReal(t, spec)
@@ -203,7 +188,7 @@ func TestRealRateLimitDecidesTheBudgetsErrorType(t *testing.T) {
 // TestRealClaudeHangIsIdle: a model stream that stops mid-way leaves Claude
 // Code silent, with no tool call open.
 func TestRealClaudeHangIsIdle(t *testing.T) {
-	srv := fakeModel(t, "hang", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "hang", fakemodel.Options{})
 	spec := realSpec(t, testutil.Claude(t, srv, "Say pong."))
 	spec.IdleTimeout = 8 * time.Second
 	r, _ := runReal(t, spec)
@@ -214,7 +199,7 @@ func TestRealClaudeHangIsIdle(t *testing.T) {
 // command it started in the background runs, and answers again when it
 // finishes: the second answer is the turn's.
 func TestRealClaudeBackgroundBashIsWaitedFor(t *testing.T) {
-	srv := fakeModel(t, "background", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 12 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Start the job."))
 	spec.IdleTimeout = 8 * time.Second // silent while the job runs: not idle
 	r, evs := runReal(t, spec)
@@ -231,7 +216,7 @@ func TestRealClaudeBackgroundBashIsWaitedFor(t *testing.T) {
 // that never ends holds the turn until the background timeout, which is
 // reported; the command dies with the tree.
 func TestRealClaudeBackgroundTimeoutStopsADevServer(t *testing.T) {
-	srv := fakeModel(t, "background", fakemodel.Options{Wait: 10 * time.Minute})
+	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 10 * time.Minute})
 	spec := realSpec(t, testutil.Claude(t, srv, "Start the server."))
 	spec.BackgroundTimeout = 3 * time.Second
 	r, _ := runReal(t, spec)
@@ -247,7 +232,7 @@ func TestRealClaudeBackgroundTimeoutStopsADevServer(t *testing.T) {
 // TestRealClaudeBackgroundSubagentIsWaitedFor: a sub-agent in the
 // background, whose results Claude Code reports together at the end.
 func TestRealClaudeBackgroundSubagentIsWaitedFor(t *testing.T) {
-	srv := fakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Delegate the task."))
 	spec.IdleTimeout = 8 * time.Second
 	r, _ := runReal(t, spec)
@@ -261,7 +246,7 @@ func TestRealClaudeBackgroundSubagentIsWaitedFor(t *testing.T) {
 // outlives its yield back to the model, whose stream then hangs; the
 // command's item stays open, but the idle watchdog fires anyway.
 func TestRealCodexYieldedCommandDoesNotHoldIdle(t *testing.T) {
-	srv := fakeModel(t, "yield", fakemodel.Options{Wait: 2 * time.Minute})
+	srv := testutil.FakeModel(t, "yield", fakemodel.Options{Wait: 2 * time.Minute})
 	spec := realSpec(t, testutil.Codex(t, srv, "Run the command."))
 	spec.CommandYield = 2 * time.Second
 	spec.IdleTimeout = 8 * time.Second
@@ -280,7 +265,7 @@ func TestRealCodexYieldedCommandDoesNotHoldIdle(t *testing.T) {
 // idle limit, waited for with wait_agent, is a tool call in the timeline
 // and holds the idle watchdog off.
 func TestRealCodexSubagentWaitIsNotIdle(t *testing.T) {
-	srv := fakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
 	spec := realSpec(t, testutil.Codex(t, srv, "Delegate the task."))
 	spec.IdleTimeout = 8 * time.Second
 	r, _ := runReal(t, spec)

@@ -22,21 +22,6 @@ import (
 // End-to-end: the corral binary runs the real Claude Code and Codex (the
 // pinned npm installs; skipped loudly without them) against the fake model.
 
-// e2eModel starts the fake model playing a named scenario for the test.
-func e2eModel(t *testing.T, scenario string, o fakemodel.Options) *fakemodel.Server {
-	t.Helper()
-	sc, err := fakemodel.Named(scenario, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := fakemodel.Start(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
-
 // corralWith runs the corral binary with exactly env (and the test's tag),
 // and checks that nothing it started outlives it.
 func corralWith(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
@@ -90,7 +75,7 @@ func decodeHeadless(t *testing.T, out string) headlessJSON {
 }
 
 func TestE2EHeadlessClaudeJSON(t *testing.T) {
-	srv := e2eModel(t, "tool", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "tool", fakemodel.Options{})
 	a := testutil.Claude(t, srv, "Run the command.")
 	out, errOut, code := corralWith(t, a.Env, append([]string{"headless", "--json", "--timeout", "2m", "--require-permission-mode", "bypassPermissions", "--"}, a.Args...)...)
 	if code != 0 {
@@ -108,7 +93,7 @@ func TestE2EHeadlessClaudeJSON(t *testing.T) {
 // TestE2EHeadlessCodexLiveView: Codex reports no cost; the live view says
 // "—", not "$0.0000", and --json says null.
 func TestE2EHeadlessCodexLiveView(t *testing.T) {
-	srv := e2eModel(t, "text", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "text", fakemodel.Options{})
 	a := testutil.Codex(t, srv, "Say pong.")
 	out, errOut, code := corralWith(t, a.Env, append([]string{"headless", "--timeout", "2m", "--"}, a.Args...)...)
 	if code != 0 {
@@ -126,7 +111,7 @@ func TestE2EHeadlessCodexLiveView(t *testing.T) {
 // TestE2EHeadlessAuthFailureExitsAtOnce: a 401 ends the turn as auth, exit
 // status 1, long before Claude Code's three minutes of retries.
 func TestE2EHeadlessAuthFailureExitsAtOnce(t *testing.T) {
-	srv := e2eModel(t, "auth", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "auth", fakemodel.Options{})
 	a := testutil.Claude(t, srv, "Say pong.")
 	began := time.Now()
 	out, errOut, code := corralWith(t, a.Env, append([]string{"headless", "--json", "--timeout", "2m", "--"}, a.Args...)...)

@@ -21,7 +21,7 @@ import (
 // JSON object whose fields corral set, the output only inside stdout and
 // stderr, cleaned — what the tool's description promises.
 func TestMCPModelSeesOneResultForm(t *testing.T) {
-	srv := e2eModel(t, "mcp", fakemodel.Options{})
+	srv := testutil.FakeModel(t, "mcp", fakemodel.Options{})
 	tag := testutil.Tag(t)
 	cfg := filepath.Join(t.TempDir(), "mcp.json")
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"corral": map[string]any{

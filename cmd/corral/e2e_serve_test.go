@@ -45,10 +45,10 @@ func TestE2EServeRunsRealAgents(t *testing.T) {
 		return e
 	}
 
-	model := e2eModel(t, "tool", fakemodel.Options{})
+	model := testutil.FakeModel(t, "tool", fakemodel.Options{})
 	create("claude", testutil.Claude(t, model, "{{prompt}}"))
 	create("codex", testutil.Codex(t, model, "{{prompt}}"))
-	failing := e2eModel(t, "auth", fakemodel.Options{})
+	failing := testutil.FakeModel(t, "auth", fakemodel.Options{})
 	create("claude-401", testutil.Claude(t, failing, "{{prompt}}"))
 
 	e := submit("claude", "Run the command.", 0)

@@ -75,3 +75,19 @@ func HostAddr() string {
 	}
 	return "127.0.0.1"
 }
+
+// FakeModel starts the fake model playing the named scenario for t, and
+// stops it when t ends.
+func FakeModel(t testing.TB, scenario string, o fakemodel.Options) *fakemodel.Server {
+	t.Helper()
+	sc, err := fakemodel.Named(scenario, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
