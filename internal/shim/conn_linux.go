@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -91,8 +92,9 @@ func (m Msg) Error() error {
 // in a thread; it uses raw system calls rather than the net package, whose
 // initialisation would come before the shim's own.
 type Conn struct {
-	f  *os.File
-	rc syscall.RawConn
+	f      *os.File
+	rc     syscall.RawConn
+	closed atomic.Bool
 }
 
 // maxMsg bounds a message; configurations travel as files, not messages.
@@ -183,7 +185,7 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 		return rerr != unix.EAGAIN
 	})
 	if err != nil {
-		if errors.Is(err, os.ErrClosed) {
+		if c.closed.Load() {
 			return Msg{}, nil, io.EOF
 		}
 		return Msg{}, nil, err
@@ -208,7 +210,10 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 }
 
 // Close closes the connection; a Recv blocked on it returns io.EOF.
-func (c *Conn) Close() error { return c.f.Close() }
+func (c *Conn) Close() error {
+	c.closed.Store(true)
+	return c.f.Close()
+}
 
 // Fd returns the connection's descriptor, for Keep.
 func (c *Conn) Fd() int { return int(c.f.Fd()) }
