@@ -190,12 +190,15 @@ func (u *UI) liveExecutions(w http.ResponseWriter, r *http.Request, p *page) {
 	q := u.readListQuery(r)
 	q.filter.Cursor = ""
 	fixedUntil := q.Until != ""
-	u.live(w, r, func(ctx context.Context) (string, any, error) {
+	u.live(w, r, func(ctx context.Context) ([]byte, error) {
 		if !fixedUntil {
 			q.filter.Until = time.Time{}
 		}
 		rows, err := u.execRows(ctx, q)
-		return "exec_rows", rows, err
+		if err != nil {
+			return nil, err
+		}
+		return u.renderFragment("exec_rows", rows)
 	})
 }
 

@@ -73,6 +73,8 @@ type UI struct {
 	pages    map[string]*template.Template
 	static   fs.FS
 	assetVer string
+	// agentsLive is the agents table the live dashboards share.
+	agentsLive *sharedAgents
 }
 
 // New returns the UI for cfg.
@@ -93,6 +95,7 @@ func New(cfg Config) (*UI, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	u := &UI{cfg: cfg, svc: cfg.Service, log: cfg.Logger, now: cfg.Now, mux: http.NewServeMux()}
+	u.agentsLive = &sharedAgents{u: u}
 	u.sess = newSessions(cfg.Token, cfg.SessionTTL, cfg.Now)
 	u.xorigin = http.NewCrossOriginProtection()
 	static, err := fs.Sub(assets, "static")

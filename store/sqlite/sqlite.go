@@ -56,6 +56,9 @@ type Options struct {
 	Path string
 	// Logger receives River's warnings; nil discards them.
 	Logger *slog.Logger
+	// Limits bound the agents and schedules the store keeps (zero
+	// fields: store's defaults).
+	Limits store.Limits
 }
 
 // Store is a store.Store on one SQLite file: it has every method of
@@ -119,7 +122,7 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
 	s := &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb)}
-	s.rules, err = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, River: driver, Logger: opts.Logger})
+	s.rules, err = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, River: driver, Logger: opts.Logger, Limits: opts.Limits})
 	if err != nil {
 		rdb.Close()
 		return nil, err

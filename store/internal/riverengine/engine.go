@@ -58,11 +58,18 @@ func (RunArgs) Kind() string { return "corral_run" }
 
 type runWorker struct {
 	river.WorkerDefaults[RunArgs]
-	run func(ctx context.Context, id string) error
-	sem chan struct{}
+	run   func(ctx context.Context, id string) error
+	sem   chan struct{}
+	local *localRuns
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	id := job.Args.ExecutionID
+	// A dispatch this worker already ran locally (Engine.RunLocal) is
+	// done once that run claimed it.
+	if done, err := w.local.wait(ctx, id); done {
+		return err
+	}
 	// One worker bound over all the queues it works.
 	select {
 	case w.sem <- struct{}{}:
@@ -70,8 +77,16 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return ctx.Err()
 	}
 	defer func() { <-w.sem }()
-	return w.run(ctx, job.Args.ExecutionID)
+	err := w.run(ctx, id)
+	if errors.Is(err, store.ErrNotReady) {
+		return river.JobSnooze(NotReadyDelay)
+	}
+	return err
 }
+
+// NotReadyDelay is how long a dispatch waits when the worker was not
+// ready for it (store.ErrNotReady).
+const NotReadyDelay = 5 * time.Second
 
 // Runs are bounded by the service's own timeouts; River must not cut them.
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
@@ -103,6 +118,12 @@ type Engine[TTx any] struct {
 	worker *river.Client[TTx]
 	cfg    Config
 	queues map[string]bool
+	rw     *runWorker
+	// Local runs (RunLocal) live in lctx, ended by Stop, and are counted
+	// in lwg.
+	lctx    context.Context
+	lcancel context.CancelFunc
+	lwg     sync.WaitGroup
 }
 
 // New returns an engine on driver. logger receives River's own warnings;
@@ -156,7 +177,8 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns)}); err != nil {
+	rw := &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns), local: newLocalRuns()}
+	if err := river.AddWorkerSafely(workers, rw); err != nil {
 		return err
 	}
 	qc := map[string]river.QueueConfig{}
@@ -180,8 +202,49 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("river start: %w", err)
 	}
-	e.worker, e.cfg, e.queues = c, cfg, queues
+	e.worker, e.cfg, e.queues, e.rw = c, cfg, queues, rw
+	e.lctx, e.lcancel = context.WithCancel(context.Background())
 	return nil
+}
+
+// Dispatch is an execution handed to the engine, with its agent's labels.
+type Dispatch struct {
+	ID     string
+	Labels []string
+}
+
+// RunLocal runs dispatches that a committed transaction of this process
+// handed to the engine (queued executions promoted into freed slots) on
+// this worker at once, instead of waiting for the engine's next fetch:
+// those of queues the worker serves, as long as it has room under
+// Config.MaxRuns; the others are left to the engine. Their River jobs,
+// when the engine fetches them, find them run and end without running
+// them again (or run them if the local run could not claim them). It
+// does nothing before Start or after Stop.
+func (e *Engine[TTx]) RunLocal(ds []Dispatch) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker == nil {
+		return
+	}
+	for _, d := range ds {
+		if !e.queues[QueueFor(d.Labels)] {
+			continue
+		}
+		select {
+		case e.rw.sem <- struct{}{}:
+		default:
+			return // full: the engine fetches the rest as runs end
+		}
+		done := e.rw.local.start(d.ID)
+		e.lwg.Add(1)
+		go func() {
+			defer e.lwg.Done()
+			err := e.rw.run(e.lctx, d.ID) // on error, the job runs it
+			<-e.rw.sem
+			done(err)
+		}()
+	}
 }
 
 // served returns the queues of the label sets cfg's worker serves.
@@ -236,14 +299,36 @@ func (e *Engine[TTx]) Stop(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
+	defer e.lwg.Wait()
+	defer e.lcancel()
 	if ctx.Err() == nil {
+		// River's stop waits for the duplicates of local runs, and so
+		// for the local runs.
 		if err := c.Stop(ctx); err == nil {
-			return nil
+			if waitCtx(ctx, &e.lwg) {
+				return nil
+			}
 		}
 	}
 	// The runs did not end in time: cancel them. Their teardown is
 	// bounded by the supervision core's guarantees.
+	e.lcancel()
 	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return c.StopAndCancel(hctx)
+}
+
+// waitCtx waits for wg until ctx is done, and reports whether wg was done.
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

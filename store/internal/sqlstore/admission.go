@@ -9,6 +9,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Submit implements store.Store.
@@ -108,35 +109,38 @@ func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e
 }
 
 // promote admits the oldest queued executions of a (whose row lock tx
-// holds) into its free slots.
-func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) error {
+// holds) into its free slots, and returns them for the engine to run
+// locally once tx commits (Engine.RunLocal).
+func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) ([]riverengine.Dispatch, error) {
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
+	var out []riverengine.Dispatch
 	for {
 		used, err := countSlots(ctx, tx, a.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if used >= a.MaxParallelTasks {
-			return nil
+			return out, nil
 		}
 		// Only a cancellation locks a queued row; skipping it is right.
 		var doc []byte
 		err = tx.QueryRow(ctx, `SELECT doc FROM corral_executions WHERE agent = $1 AND status = 'queued'
 			ORDER BY created_at, id LIMIT 1`+s.skipLocked, a.Name).Scan(&doc)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			return out, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		e, err := decodeExecution(doc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := s.takeSlot(ctx, tx, a, e, now); err != nil {
-			return err
+			return nil, err
 		}
+		out = append(out, riverengine.Dispatch{ID: e.ID, Labels: a.Labels})
 	}
 }
