@@ -25,11 +25,11 @@ type schedulesData struct {
 	Schedules []*service.Schedule
 	// Next is the cursor of the next page, "" on the last; Paged says
 	// this is not the first.
-	Next      string
-	Paged     bool
-	Agents    []*service.Agent
-	Form      *scheduleForm
-	CSRF      string
+	Next   string
+	Paged  bool
+	Agents []*service.Agent
+	Form   *scheduleForm
+	CSRF   string
 }
 
 func (u *UI) schedulesPage(w http.ResponseWriter, r *http.Request, p *page) {
