@@ -3,14 +3,18 @@ package service
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
-// boundOutput returns text within max bytes: whole when it fits, else its
-// head and its tail with a line between them saying how many bytes were
-// cut (the line counts toward max), each cut on a UTF-8 boundary. It
-// reports whether it cut.
+// boundOutput returns text as valid UTF-8 within max bytes (invalid
+// bytes, such as a rune cut by the capture's own head and tail, become
+// U+FFFD first, as a JSON record would have them): whole when it fits,
+// else its head and its tail with a line between them saying how many
+// bytes were cut (the line counts toward max), each cut on a rune
+// boundary. It reports whether it cut.
 func boundOutput(text string, max int) (string, bool) {
+	text = strings.ToValidUTF8(text, "\uFFFD")
 	if len(text) <= max {
 		return text, false
 	}

@@ -58,19 +58,14 @@ func (RunArgs) Kind() string { return "corral_run" }
 
 type runWorker struct {
 	river.WorkerDefaults[RunArgs]
-	run   func(ctx context.Context, id string) error
-	sem   chan struct{}
-	local *localRuns
+	run func(ctx context.Context, id string) error
+	sem chan struct{}
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	id := job.Args.ExecutionID
-	// A dispatch this worker already ran locally (Engine.RunLocal) is
-	// done once that run claimed it.
-	if done, err := w.local.wait(ctx, id); done {
-		return err
-	}
-	// One worker bound over all the queues it works.
+	// One worker bound over all the queues it works, and its local runs
+	// (Reserve).
 	select {
 	case w.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -105,6 +100,9 @@ type Config struct {
 	// PollInterval is how often an idle queue looks for dispatches when
 	// the database cannot notify it; zero means 200 ms.
 	PollInterval time.Duration
+	// Redispatch hands an execution to the engine (a job) when its local
+	// run (Reserve) could not claim it.
+	Redispatch func(ctx context.Context, id string) error
 }
 
 // Engine is a River client pair: one that only inserts (usable from Open
@@ -119,8 +117,8 @@ type Engine[TTx any] struct {
 	cfg    Config
 	queues map[string]bool
 	rw     *runWorker
-	// Local runs (RunLocal) live in lctx, ended by Stop, and are counted
-	// in lwg.
+	// Local runs (Reserve) live in lctx, ended by Stop, and are counted
+	// in lwg from their reservation.
 	lctx    context.Context
 	lcancel context.CancelFunc
 	lwg     sync.WaitGroup
@@ -177,7 +175,7 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	workers := river.NewWorkers()
-	rw := &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns), local: newLocalRuns()}
+	rw := &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns)}
 	if err := river.AddWorkerSafely(workers, rw); err != nil {
 		return err
 	}
@@ -205,46 +203,6 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 	e.worker, e.cfg, e.queues, e.rw = c, cfg, queues, rw
 	e.lctx, e.lcancel = context.WithCancel(context.Background())
 	return nil
-}
-
-// Dispatch is an execution handed to the engine, with its agent's labels.
-type Dispatch struct {
-	ID     string
-	Labels []string
-}
-
-// RunLocal runs dispatches that a committed transaction of this process
-// handed to the engine (queued executions promoted into freed slots) on
-// this worker at once, instead of waiting for the engine's next fetch:
-// those of queues the worker serves, as long as it has room under
-// Config.MaxRuns; the others are left to the engine. Their River jobs,
-// when the engine fetches them, find them run and end without running
-// them again (or run them if the local run could not claim them). It
-// does nothing before Start or after Stop.
-func (e *Engine[TTx]) RunLocal(ds []Dispatch) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.worker == nil {
-		return
-	}
-	for _, d := range ds {
-		if !e.queues[QueueFor(d.Labels)] {
-			continue
-		}
-		select {
-		case e.rw.sem <- struct{}{}:
-		default:
-			return // full: the engine fetches the rest as runs end
-		}
-		done := e.rw.local.start(d.ID)
-		e.lwg.Add(1)
-		go func() {
-			defer e.lwg.Done()
-			err := e.rw.run(e.lctx, d.ID) // on error, the job runs it
-			<-e.rw.sem
-			done(err)
-		}()
-	}
 }
 
 // served returns the queues of the label sets cfg's worker serves.
@@ -302,8 +260,6 @@ func (e *Engine[TTx]) Stop(ctx context.Context) error {
 	defer e.lwg.Wait()
 	defer e.lcancel()
 	if ctx.Err() == nil {
-		// River's stop waits for the duplicates of local runs, and so
-		// for the local runs.
 		if err := c.Stop(ctx); err == nil {
 			if waitCtx(ctx, &e.lwg) {
 				return nil

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"go.uber.org/goleak"
@@ -44,74 +43,81 @@ func newEngine(t *testing.T) (*Engine[*sql.Tx], *sql.DB) {
 	return e, db
 }
 
-// TestRunLocalRunsAtOnceAndItsJobDoesNotRunItAgain proves the local wake:
-// a dispatch handed to RunLocal runs without any fetch (the poll is an
-// hour), and its River job, once fetched, ends without a second run;
-// a local run that failed is run again by its job.
-func TestRunLocalRunsAtOnceAndItsJobDoesNotRunItAgain(t *testing.T) {
+// TestReservedRunsStartAtOnceWithoutAJob proves the local wake: a
+// reserved execution runs as soon as it is started, with no job and no
+// fetch (the poll is an hour); reservations are bounded by MaxRuns and
+// given back when released; a local run that fails is handed to
+// Redispatch; Stop waits for the local runs.
+func TestReservedRunsStartAtOnceWithoutAJob(t *testing.T) {
 	e, db := newEngine(t)
 	ctx := context.Background()
 	var mu sync.Mutex
 	calls := map[string]int{}
+	var redispatched []string
+	release := make(chan struct{})
 	ran := make(chan string, 10)
-	err := e.Start(ctx, Config{WorkerID: "w", MaxRuns: 4, PollInterval: time.Hour, Run: func(ctx context.Context, id string) error {
-		mu.Lock()
-		calls[id]++
-		n := calls[id]
-		mu.Unlock()
-		ran <- id
-		if id == "fails" && n == 1 {
-			return errors.New("could not claim")
-		}
-		return nil
-	}})
+	err := e.Start(ctx, Config{WorkerID: "w", MaxRuns: 2, PollInterval: time.Hour,
+		Run: func(ctx context.Context, id string) error {
+			mu.Lock()
+			calls[id]++
+			mu.Unlock()
+			ran <- id
+			<-release
+			if id == "fails" {
+				return errors.New("could not claim")
+			}
+			return nil
+		},
+		Redispatch: func(ctx context.Context, id string) error {
+			mu.Lock()
+			redispatched = append(redispatched, id)
+			mu.Unlock()
+			return nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Stop(ctx)
-
-	e.RunLocal([]Dispatch{{ID: "ok"}, {ID: "fails"}, {ID: "pinned", Labels: []string{"gpu"}}})
+	if r := e.Reserve("pinned", []string{"gpu"}); r != nil {
+		t.Fatal("reserved an execution of a queue this worker does not serve")
+	}
+	a, b := e.Reserve("ok", nil), e.Reserve("fails", nil)
+	if a == nil || b == nil {
+		t.Fatal("no room for two runs with MaxRuns 2")
+	}
+	if e.Reserve("third", nil) != nil {
+		t.Fatal("a third reservation past MaxRuns 2")
+	}
+	Reservations{a, b}.Start()
 	got := map[string]bool{}
 	for range 2 {
 		select {
 		case id := <-ran:
 			got[id] = true
 		case <-time.After(30 * time.Second):
-			t.Fatalf("local runs did not start within 30s: %v", got)
+			t.Fatalf("reserved runs did not start within 30s: %v", got)
 		}
 	}
-	if !got["ok"] || !got["fails"] {
-		t.Fatalf("ran %v locally, want ok and fails (pinned is not served here)", got)
-	}
-	// Their jobs, as a committed promotion leaves them; the poll is an
-	// hour, so insert them the way that wakes the fetch.
-	for _, id := range []string{"ok", "fails"} {
-		if _, err := e.worker.Insert(ctx, RunArgs{ExecutionID: id}, &river.InsertOpts{Queue: Queue}); err != nil {
-			t.Fatal(err)
+	close(release)
+	testutil.WaitFor(t, 30*time.Second, "room again after the runs", func() bool {
+		r := e.Reserve("later", nil)
+		if r != nil {
+			Reservations{r}.Release()
 		}
-	}
-	select {
-	case id := <-ran:
-		if id != "fails" {
-			t.Fatalf("the job of %s ran it again", id)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the job of the failed local run did not run it within 30s")
-	}
-	testutil.WaitFor(t, 30*time.Second, "both jobs completed", func() bool {
-		return completed(t, db) == 2
+		return r != nil
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	if calls["ok"] != 1 || calls["fails"] != 2 || calls["pinned"] != 0 {
-		t.Fatalf("runs: %v", calls)
-	}
-}
-
-func completed(t *testing.T, db *sql.DB) int {
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM river_job WHERE state = 'completed'`).Scan(&n); err != nil {
+	if err := e.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	if e.Reserve("after-stop", nil) != nil {
+		t.Fatal("reserved after Stop")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["ok"] != 1 || calls["fails"] != 1 || len(redispatched) != 1 || redispatched[0] != "fails" {
+		t.Fatalf("runs %v, redispatched %v", calls, redispatched)
+	}
+	var jobs int
+	if err := db.QueryRow(`SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 0 {
+		t.Fatalf("%d jobs inserted (%v), want none", jobs, err)
+	}
 }

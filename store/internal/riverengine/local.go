@@ -2,68 +2,74 @@ package riverengine
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
-// localRuns remembers the dispatches this worker ran locally
-// (Engine.RunLocal), so that their River jobs end without a second run.
-type localRuns struct {
-	mu    sync.Mutex
-	runs  map[string]*localRun
-	swept time.Time
+// A Reservation is room on this worker's engine for one execution that a
+// transaction of this process admits (a queued execution promoted into a
+// slot that a run just freed): instead of a job that the engine would
+// fetch on its next poll, the execution runs here as soon as the
+// transaction commits. It holds one of the worker's Config.MaxRuns until
+// it is started or released.
+//
+// No job is inserted for it, so a crash between the commit and the claim
+// leaves an admitted execution that no worker claimed; the service's
+// recovery hands those to the engine again (store.Store.Unclaimed and
+// Redispatch), as it does for the dispatches of a worker that died. A
+// local run that cannot claim its execution (the store failed) hands it
+// to the engine at once (Config.Redispatch).
+type Reservation struct {
+	id         string
+	ctx        context.Context
+	run        func(ctx context.Context, id string) error
+	redispatch func(ctx context.Context, id string) error
+	sem        chan struct{}
+	done       func()
 }
 
-type localRun struct {
-	started time.Time
-	done    chan struct{}
-	err     error
-}
+// Reservations are the reservations of one transaction.
+type Reservations []*Reservation
 
-// forgetAfter is how long a local run is remembered for its River job,
-// which is fetched well within it (a poll); a job fetched later, or by
-// another worker, finds the execution claimed.
-const forgetAfter = 10 * time.Minute
-
-func newLocalRuns() *localRuns { return &localRuns{runs: map[string]*localRun{}} }
-
-// start records a local run of id and returns the function that records
-// its end.
-func (l *localRuns) start(id string) func(error) {
-	now := time.Now()
-	r := &localRun{started: now, done: make(chan struct{})}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.swept) > time.Minute {
-		l.swept = now
-		for k, v := range l.runs {
-			if now.Sub(v.started) > forgetAfter {
-				delete(l.runs, k)
-			}
-		}
-	}
-	l.runs[id] = r
-	return func(err error) {
-		r.err = err
-		close(r.done)
-	}
-}
-
-// wait reports whether id ran locally (done true), once that run ended,
-// with its error, and forgets it. A local run that failed (it could not
-// claim the execution) returns done false: the River job runs it.
-func (l *localRuns) wait(ctx context.Context, id string) (done bool, err error) {
-	l.mu.Lock()
-	r := l.runs[id]
-	delete(l.runs, id)
-	l.mu.Unlock()
-	if r == nil {
-		return false, nil
+// Reserve returns a reservation for execution id of an agent requiring
+// labels, or nil when this engine is not running, does not serve their
+// queue or has no room: the caller then inserts a job (Insert).
+func (e *Engine[TTx]) Reserve(id string, labels []string) *Reservation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker == nil || !e.queues[QueueFor(labels)] {
+		return nil
 	}
 	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return true, ctx.Err() // River tries the job again later
+	case e.rw.sem <- struct{}{}:
+	default:
+		return nil
 	}
-	return r.err == nil, nil
+	e.lwg.Add(1) // Stop waits for it
+	return &Reservation{id: id, ctx: e.lctx, run: e.rw.run, redispatch: e.cfg.Redispatch, sem: e.rw.sem, done: e.lwg.Done}
+}
+
+// Start runs each reserved execution in a goroutine of its own (the
+// transaction that admitted them committed).
+func (rs Reservations) Start() {
+	for _, r := range rs {
+		go r.start()
+	}
+}
+
+func (r *Reservation) start() {
+	defer r.done()
+	defer func() { <-r.sem }()
+	if err := r.run(r.ctx, r.id); err != nil && r.redispatch != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r.redispatch(ctx, r.id) // on failure, recovery redispatches it
+	}
+}
+
+// Release gives the room back (the transaction did not commit).
+func (rs Reservations) Release() {
+	for _, r := range rs {
+		<-r.sem
+		r.done()
+	}
 }

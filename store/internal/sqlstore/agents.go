@@ -66,8 +66,7 @@ func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
 	if err != nil {
 		return err
 	}
-	var promoted []riverengine.Dispatch
-	err = s.db.Tx(ctx, func(tx Tx[TTx]) error {
+	return s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
 		n, err := tx.Exec(ctx, `UPDATE corral_agents SET doc = $1 WHERE name = $2`, string(doc), a.Name)
 		if err != nil {
 			return err
@@ -76,13 +75,9 @@ func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
 			return fmt.Errorf("agent %q: %w", a.Name, store.ErrNotFound)
 		}
 		// The UPDATE holds the agent's row lock, as admission does.
-		promoted, err = s.promote(ctx, tx, a, a.UpdatedAt)
+		*local, err = s.promote(ctx, tx, a, a.UpdatedAt)
 		return err
 	})
-	if err == nil {
-		s.engine.RunLocal(promoted)
-	}
-	return err
 }
 
 // DeleteAgent implements store.Store.

@@ -24,10 +24,9 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 		return nil, err
 	}
 	var out *store.Execution
-	var promoted []riverengine.Dispatch
 	cancelled := false
-	err = s.db.Tx(ctx, func(tx Tx[TTx]) error {
-		out, promoted, cancelled = nil, nil, false
+	err = s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+		out, cancelled = nil, false
 		var doc []byte
 		err := tx.QueryRow(ctx, `UPDATE corral_executions SET worker_id = $1, doc = `+s.claimFields+`
 			WHERE id = $2 AND status = 'running' AND worker_id = '' AND cancel_requested = false
@@ -46,13 +45,12 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 		if e.Status == corral.StatusRunning && e.WorkerID == "" && e.CancelRequested {
 			// Commit the cancellation; the claim fails after.
 			cancelled = true
-			promoted, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			*local, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
 			return err
 		}
 		return fmt.Errorf("execution %s is %s (owner %q): %w", id, e.Status, e.WorkerID, store.ErrConflict)
 	})
 	if err == nil && cancelled {
-		s.engine.RunLocal(promoted)
 		return nil, fmt.Errorf("execution %s was cancelled before it started: %w", id, store.ErrConflict)
 	}
 	return out, err

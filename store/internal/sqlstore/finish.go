@@ -20,9 +20,8 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*
 	}
 	var out *store.Execution
 	var applied bool
-	var promoted []riverengine.Dispatch
-	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
-		applied, promoted = false, nil
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+		applied = false
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -32,20 +31,19 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*
 			return nil // compare-and-set lost: the first terminal state stands
 		}
 		applied = true
-		promoted, err = s.finish(ctx, tx, e, o)
+		*local, err = s.finish(ctx, tx, e, o)
 		return err
 	})
 	if err != nil {
 		return out, false, err
 	}
-	s.engine.RunLocal(promoted)
 	return out, applied, nil
 }
 
 // finish applies o to the non-terminal e (whose row lock tx holds),
 // releases e's own slot and promotes queued work, inside tx. It returns
-// the promoted executions, for the engine to run once tx commits.
-func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) ([]riverengine.Dispatch, error) {
+// the promoted executions reserved to this process's engine (promote).
+func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) (riverengine.Reservations, error) {
 	wasRunning := e.Status == corral.StatusRunning
 	var a *store.Agent
 	if wasRunning {
@@ -85,9 +83,7 @@ func cancelledBeforeStart(now time.Time) *store.Outcome {
 // RequestCancel implements store.Store.
 func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time) (*store.Execution, error) {
 	var out *store.Execution
-	var promoted []riverengine.Dispatch
-	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
-		promoted = nil
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -98,7 +94,7 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 			return fmt.Errorf("execution %s is already %s: %w", id, e.Status, store.ErrConflict)
 		case e.Status == corral.StatusQueued || e.WorkerID == "":
 			// Nothing runs yet: cancel it here, releasing an admitted slot.
-			promoted, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			*local, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
 			return err
 		}
 		var owners int
@@ -109,7 +105,7 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 			// Its worker is gone without recording the end (a worker
 			// forgets itself only once its runs are torn down): nobody
 			// would ever finish it.
-			promoted, err = s.finish(ctx, tx, e, &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled,
+			*local, err = s.finish(ctx, tx, e, &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled,
 				Error: fmt.Sprintf("cancelled on request; the worker that ran it (%s) is gone, its run with it", e.WorkerID), FinishedAt: now})
 			return err
 		}
@@ -123,9 +119,6 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 		// Wake the owner at once; it polls too.
 		return s.notify(ctx, tx, e.WorkerID, e.ID)
 	})
-	if err == nil {
-		s.engine.RunLocal(promoted)
-	}
 	return out, err
 }
 

@@ -181,7 +181,7 @@ func New[TTx any](cfg Config[TTx]) (*Store[TTx], error) {
 // StartEngine implements store.Store.
 func (s *Store[TTx]) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
 	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run,
-		LabelSets: s.labelSets, PollInterval: s.poll})
+		LabelSets: s.labelSets, PollInterval: s.poll, Redispatch: s.Redispatch})
 }
 
 // RefreshEngine implements store.Store.
@@ -206,6 +206,25 @@ func (s *Store[TTx]) labelSets(ctx context.Context) ([][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// txLocal runs fn in one transaction (DB.Tx) in which fn may reserve
+// local runs of promoted executions (promote) into *local; they start
+// once the transaction commits, and are released when it does not, or
+// when it runs again.
+func (s *Store[TTx]) txLocal(ctx context.Context, fn func(tx Tx[TTx], local *riverengine.Reservations) error) error {
+	var local riverengine.Reservations
+	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		local.Release()
+		local = nil
+		return fn(tx, &local)
+	})
+	if err != nil {
+		local.Release()
+		return err
+	}
+	local.Start()
+	return nil
 }
 
 // lockIf returns the row-lock clause when lock is set.
