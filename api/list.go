@@ -15,9 +15,12 @@ const writeTimeout = 20 * time.Second
 // writeList answers 200 with the JSON object {"<name>": [items],
 // "next_cursor": next}, written an item at a time through a small buffer,
 // each write under writeTimeout.
+//
+// The write deadline stays set when the client stopped reading (the
+// connection is then closed); after a complete flush it is lifted, for
+// the client's next request on the connection.
 func writeList[T any](w http.ResponseWriter, name string, items []T, next string) {
 	rc := http.NewResponseController(w)
-	defer rc.SetWriteDeadline(time.Time{})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	var b bytes.Buffer
@@ -43,5 +46,7 @@ func writeList[T any](w http.ResponseWriter, name string, items []T, next string
 		}
 	}
 	b.WriteString(`],"next_cursor":` + strconv.Quote(next) + "}\n")
-	flush(true)
+	if flush(true) && rc.Flush() == nil {
+		rc.SetWriteDeadline(time.Time{})
+	}
 }

@@ -184,10 +184,13 @@ func serveMain(args []string) int {
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// Event streams, listings and log downloads set a deadline per
+		// write instead; this bounds every other answer.
+		WriteTimeout:   2 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	fmt.Fprintf(os.Stderr, "corral serve: listening on http://%s (data %s, worker %s, %s)\n", ln.Addr(), *data, svc.WorkerID(), dbKind)
 	errc := make(chan error, 1)

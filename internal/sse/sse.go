@@ -29,7 +29,9 @@ const WriteTimeout = 20 * time.Second
 // deadline (a stream outlives it, and its expiry would cancel the
 // request), replaces the server's write deadline by one per write, writes
 // the headers and the status, and, when retry is positive, tells the
-// client how soon to reconnect.
+// client how soon to reconnect. The connection closes with the stream
+// (Connection: close), so that the deadline of its last write, which
+// bounds what the server writes after the handler, never outlives it.
 func Start(w http.ResponseWriter, retry time.Duration) (*Stream, error) {
 	s := &Stream{w: w, rc: http.NewResponseController(w)}
 	s.rc.SetReadDeadline(time.Time{})
@@ -38,6 +40,7 @@ func Start(w http.ResponseWriter, retry time.Duration) (*Stream, error) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // no buffering in nginx and its kind
+	h.Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
 	if retry > 0 {
 		return s, s.write([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n"))
@@ -63,13 +66,14 @@ func (s *Stream) Event(event, id string, data []byte) error {
 	return s.write(b.Bytes())
 }
 
-// End lifts the last write's deadline, so that it does not outlive the
-// stream on a connection the client goes on using. Call it when the
+// End bounds what the server writes after the handler returns (the end
+// of the response) by one more WriteTimeout: a client that stopped
+// reading must not hold the connection then either. Call it when the
 // handler is done with the stream.
 func (s *Stream) End() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rc.SetWriteDeadline(time.Time{})
+	s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 }
 
 // KeepAlive sends a comment line, which clients ignore, so that proxies

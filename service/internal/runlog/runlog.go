@@ -76,6 +76,11 @@ func (h *Hub) Notify(id string) {
 // Writer appends records to one log. Safe for concurrent use. A nil
 // *Writer discards what it is given (a run that could not create its
 // log).
+//
+// Records are written in batches: at once for a system record or a batch
+// of FlushBytes, else FlushDelay after the first record of the batch, so
+// that a chatty run costs one write per batch rather than per line, and
+// a follower sees a line at most FlushDelay late.
 type Writer struct {
 	id  string
 	hub *Hub
@@ -84,15 +89,24 @@ type Writer struct {
 	mu      sync.Mutex
 	f       *os.File
 	seq     int
-	n       int64 // bytes of whole records in the file
-	buf     []byte
+	n       int64  // bytes of whole records in the file
+	batch   []byte // records not written yet
+	inBatch int64  // how many
+	timer   *time.Timer
 	closed  bool
 	dropped int64 // output records past the size bound
-	// Records that could not be written since the last note, and in all.
+	// Records that could not be written since the last note, the numbers
+	// of the first and last, and how many in all.
 	lost, lostBytes, lostTotal int64
-	lostFrom                   int // seq of the first one
+	lostFrom, lostTo           int
 	lastErr                    error
 }
+
+// Batching of the writes.
+const (
+	FlushBytes = 32 << 10
+	FlushDelay = 20 * time.Millisecond
+)
 
 // Create creates the log file at path (mode 0600) for execution id, or
 // opens it to append.
@@ -112,8 +126,10 @@ func Create(path, id string, hub *Hub, maxBytes int64) (*Writer, error) {
 }
 
 // Write appends one record. Output records past the size bound are
-// dropped and counted; a record the file refuses (a full disk) is
-// counted, and noted by the first record written after it.
+// dropped and counted; records the file refuses (a full disk) are
+// counted, and noted by a system record written before the next ones
+// the file takes. Their numbers stay unused but the last, which the
+// note takes.
 func (w *Writer) Write(stream string, text []byte) {
 	if w == nil {
 		return
@@ -126,72 +142,88 @@ func (w *Writer) Write(stream string, text []byte) {
 }
 
 func (w *Writer) write(stream string, text []byte) {
-	if stream != "system" && w.n >= w.max {
+	if stream != "system" && w.n+int64(len(w.batch)) >= w.max {
 		w.dropped++
 		return
 	}
+	w.add(stream, text)
+	switch {
+	case stream == "system" || len(w.batch) >= FlushBytes:
+		w.flush()
+	case w.timer == nil:
+		w.timer = time.AfterFunc(FlushDelay, w.flushLater)
+	}
+}
+
+// add encodes one record into the batch.
+func (w *Writer) add(stream string, text []byte) {
 	w.seq++
-	if w.lost > 0 && !w.writeNote() {
-		w.lose(w.encode(stream, text))
-		return
-	}
-	if b := w.encode(stream, text); !w.append(b) {
-		w.lose(b)
-		return
-	}
-	if w.hub != nil {
-		w.hub.Notify(w.id)
+	w.batch = encode(w.batch, w.seq, stream, text)
+	w.inBatch++
+}
+
+// encode appends the line of a record to b.
+func encode(b []byte, seq int, stream string, text []byte) []byte {
+	line, _ := json.Marshal(Record{Seq: seq, Time: time.Now().UTC(), Stream: stream, Text: string(bytes.ToValidUTF8(text, []byte("\uFFFD")))})
+	return append(append(b, line...), '\n')
+}
+
+func (w *Writer) flushLater() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if !w.closed {
+		w.flush()
 	}
 }
 
-// encode returns the record's line in w.buf.
-func (w *Writer) encode(stream string, text []byte) []byte {
-	b, _ := json.Marshal(Record{Seq: w.seq, Time: time.Now().UTC(), Stream: stream, Text: string(bytes.ToValidUTF8(text, []byte("\uFFFD")))})
-	w.buf = append(append(w.buf[:0], b...), '\n')
-	return w.buf
-}
-
-// append writes one whole line, or nothing: a short write is cut off
-// again, so the file never holds half a record.
-func (w *Writer) append(b []byte) bool {
-	k, err := w.f.Write(b)
+// flush writes the batch whole, or nothing of it: a short write is cut
+// off again, so that the file never holds part of a record.
+func (w *Writer) flush() {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	if len(w.batch) == 0 {
+		return
+	}
+	out := w.batch
+	if w.lost > 0 {
+		out = encode(nil, w.lostTo, "system", fmt.Appendf(nil, "log: %d records (%d bytes, numbers %d to %d) could not be written: %v",
+			w.lost, w.lostBytes, w.lostFrom, w.lostTo, w.lastErr))
+		out = append(out, w.batch...)
+	}
+	k, err := w.f.Write(out)
 	if err == nil {
 		w.n += int64(k)
-		return true
-	}
-	w.lastErr = err
-	if k > 0 && w.f.Truncate(w.n) != nil {
-		// The part stays: end it, so that it reads as one bad line.
-		if _, err := w.f.Write([]byte("\n")); err == nil {
-			w.n += int64(k) + 1
+		w.lost, w.lostBytes = 0, 0
+		if w.hub != nil {
+			w.hub.Notify(w.id)
 		}
+	} else {
+		w.lastErr = err
+		if k > 0 && w.f.Truncate(w.n) != nil {
+			// The part stays: end it, so that it reads as one bad line.
+			if _, err := w.f.Write([]byte("\n")); err == nil {
+				w.n += int64(k) + 1
+			}
+		}
+		if w.lost == 0 {
+			w.lostFrom = w.seq - int(w.inBatch) + 1
+		}
+		w.lostTo = w.seq
+		w.lost += w.inBatch
+		w.lostBytes += int64(len(w.batch))
+		w.lostTotal += w.inBatch
 	}
-	return false
+	w.batch, w.inBatch = w.batch[:0], 0
+	if cap(w.batch) > 4*FlushBytes {
+		w.batch = nil // a long line passed: do not keep its room
+	}
 }
 
-func (w *Writer) lose(b []byte) {
-	if w.lost == 0 {
-		w.lostFrom = w.seq
-	}
-	w.lost++
-	w.lostBytes += int64(len(b))
-	w.lostTotal++
-}
-
-// writeNote writes the system record that says what was lost before
-// the record being written, which takes the next number.
-func (w *Writer) writeNote() bool {
-	b := w.encode("system", fmt.Appendf(nil, "log: %d records (%d bytes, numbers %d to %d) could not be written: %v",
-		w.lost, w.lostBytes, w.lostFrom, w.seq-1, w.lastErr))
-	if !w.append(b) {
-		return false
-	}
-	w.lost, w.lostBytes = 0, 0
-	w.seq++
-	return true
-}
-
-// Close writes the notes still due, then closes the log.
+// Close writes what is pending and the notes still due, then closes the
+// log.
 func (w *Writer) Close() error {
 	if w == nil {
 		return nil
@@ -204,12 +236,7 @@ func (w *Writer) Close() error {
 	if w.dropped > 0 {
 		w.write("system", fmt.Appendf(nil, "log size limit (%d bytes) reached: %d output records dropped", w.max, w.dropped))
 	}
-	if w.lost > 0 {
-		w.seq++
-		if !w.writeNote() {
-			w.seq--
-		}
-	}
+	w.flush()
 	w.closed = true
 	err := w.f.Close()
 	w.mu.Unlock()

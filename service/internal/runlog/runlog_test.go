@@ -162,24 +162,30 @@ func TestWriterSurvivesAFullDiskAndSaysWhatItLost(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "x.log")
 	w, _ := Create(path, "x", nil, 0)
-	w.Write("stdout", []byte("before"))
+	put := func(text string) { // one record, one batch
+		w.Write("stdout", []byte(text))
+		w.mu.Lock()
+		w.flush()
+		w.mu.Unlock()
+	}
+	put("before")
 	real := w.f
 	w.f = full
 	for range 5 {
-		w.Write("stdout", []byte("lost"))
+		put("lost")
 	}
 	w.f = real
-	w.Write("stdout", []byte("after"))
+	put("after")
 	w.Close()
 	full.Close()
 	recs := readAll(t, path)
 	if len(recs) != 3 {
 		t.Fatalf("records %+v", recs)
 	}
-	if recs[0].Text != "before" || recs[0].Seq != 1 || recs[2].Text != "after" || recs[2].Seq != 8 {
+	if recs[0].Text != "before" || recs[0].Seq != 1 || recs[2].Text != "after" || recs[2].Seq != 7 {
 		t.Fatalf("records around the gap: %+v", recs)
 	}
-	if n := recs[1]; n.Stream != "system" || n.Seq != 7 || !strings.Contains(n.Text, "5 records") || !strings.Contains(n.Text, "2 to 6") || !strings.Contains(n.Text, "no space left") {
+	if n := recs[1]; n.Stream != "system" || n.Seq != 6 || !strings.Contains(n.Text, "5 records") || !strings.Contains(n.Text, "2 to 6") || !strings.Contains(n.Text, "no space left") {
 		t.Fatalf("note: %+v", n)
 	}
 	if !strings.Contains(w.Note(), "5 records could not be written") {
