@@ -85,6 +85,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite store: create data directory: %w", err)
 	}
+	if err := writable(filepath.Dir(opts.Path)); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -128,6 +131,18 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// writable checks that the database's directory takes new files (SQLite
+// makes its journal there), so that a read-only directory is refused at
+// once rather than at the first write.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".corral-write-check-*")
+	if err != nil {
+		return fmt.Errorf("sqlite store: the data directory %s is not writable (%w): the database needs it writable; remount it read-write, fix its permissions or choose another directory", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // migrate applies River's migrations, then corral's schema.
