@@ -16,6 +16,10 @@
 // between a run's end and the next run's start, on SQLite (and
 // PostgreSQL with -pg), beside River's own job throughput on SQLite.
 //
+// With -dashboards N it measures instead the CPU that N live agent
+// dashboards cost (12 agents, 5,000 schedules), idle and with tasks
+// running, beside the same service without dashboards.
+//
 // With -fleet it compares instead the embedded SQLite store and the shared
 // PostgreSQL store with one and three workers on one machine: tasks per
 // second and admission p50/p99, each configuration in the same run
@@ -57,6 +61,8 @@ var (
 	queueMode   = flag.Bool("queue", false, "measure queue turnover through 4 slots instead, beside River's raw throughput")
 	queueTasks  = flag.Int("queue-tasks", 2000, "tasks with -queue")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	dashMode    = flag.Int("dashboards", 0, "measure the CPU of `N` live agent dashboards instead")
+	dashSpan    = flag.Duration("dashboard-span", 20*time.Second, "how long each figure of -dashboards is measured")
 )
 
 func main() {
@@ -70,6 +76,10 @@ func main() {
 	}
 	if *fleetMode {
 		runFleet(ctx, *pgURL, *fleetTasks, *admissions/4)
+		return
+	}
+	if *dashMode > 0 {
+		runDashboards(ctx, *dashMode, *dashSpan)
 		return
 	}
 	if *queueMode {

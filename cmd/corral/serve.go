@@ -81,6 +81,9 @@ func serveMain(args []string) int {
 	lease := fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long runs in flight may finish before they are interrupted")
 	noAuth := fs.Bool("insecure-no-auth", false, "serve without a token (loopback addresses only)")
+	retain := fs.String("retain-executions", "", retentionHelp)
+	maxAgents := fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
+	maxSchedules := fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
 	verbose := fs.Bool("v", false, "log what the service does to stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,6 +102,14 @@ func serveMain(args []string) int {
 	if *data == "" {
 		return fail("no data directory: pass --data DIR or set CORRAL_DATA")
 	}
+	retainFor, retainCount, err := parseRetention(*retain)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *maxAgents == 0 || *maxSchedules == 0 || *maxAgents < -1 || *maxSchedules < -1 {
+		return fail("--max-agents and --max-schedules-per-agent take a positive number, or -1 for no limit")
+	}
+	limits := store.Limits{MaxAgents: *maxAgents, MaxSchedulesPerAgent: *maxSchedules}
 	loopback, err := isLoopback(*addr)
 	if err != nil {
 		return fail("%v", err)
@@ -127,10 +138,10 @@ func serveMain(args []string) int {
 	dbKind := "sqlite"
 	switch {
 	case *dbURL == "":
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger})
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger, Limits: limits})
 	case strings.HasPrefix(*dbURL, "postgres://"), strings.HasPrefix(*dbURL, "postgresql://"):
 		dbKind = "postgres"
-		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger})
+		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger, Limits: limits})
 	default:
 		return fail("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", *dbURL)
 	}
@@ -149,7 +160,8 @@ func serveMain(args []string) int {
 		}
 	}
 	svc, err := service.New(service.Config{Store: st, DataDir: *data, WorkerID: *workerID, Labels: labelList, Lease: *lease,
-		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, Logger: logger})
+		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, Logger: logger,
+		RetainFor: retainFor, RetainCount: retainCount})
 	if err != nil {
 		return fail("%v", err)
 	}
