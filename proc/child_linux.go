@@ -304,6 +304,33 @@ func (c *linuxChild) alive() int {
 	return n
 }
 
+func (c *linuxChild) dying() (stuck []stuckProc, others int) {
+	seen := map[int]bool{}
+	look := func(pid int) {
+		if seen[pid] {
+			return
+		}
+		seen[pid] = true
+		st, err := procfs.ReadStat(pid)
+		switch {
+		case err != nil || st.Zombie():
+		case st.State == 'D':
+			stuck = append(stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
+		default:
+			others++
+		}
+	}
+	select {
+	case <-c.exit:
+	default:
+		look(c.pid)
+	}
+	for _, m := range c.tree.members() {
+		look(m.pid)
+	}
+	return stuck, others
+}
+
 func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	var st exitStatus
 	select {
@@ -321,9 +348,13 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 			_, err := procfs.ReadStat(pid)
 			return err != nil
 		})
-		c.tree.release(true)
+		if kept := c.tree.release(true); kept != nil {
+			reaper.RegisterUntil(c.tree.claim, kept)
+		}
 		c.unclaim()
-		return st, fmt.Errorf("main process %d survived SIGKILL; it is reaped when it exits", c.pid)
+		// The run reports it among its survivors, with its state; its exit
+		// status is unknown.
+		return st, nil
 	}
 	var ws unix.WaitStatus
 	var err error

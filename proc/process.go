@@ -32,10 +32,19 @@ var (
 	ErrNotExecutable = errors.New("command not executable")
 )
 
-// killConfirm bounds the wait for a tree to be gone after SIGKILL. The kernel
-// needs microseconds to a few milliseconds; a process stuck in
-// uninterruptible sleep may never go, and is reported as a survivor.
-const killConfirm = 40 * time.Millisecond
+// After SIGKILL the kernel needs microseconds to a few milliseconds to end
+// a process once it runs, but a starved machine may not run it for a long
+// while. So the tree is given killConfirm (or the drain, if longer) to be
+// gone; then every process still there is looked at: one the kernel holds
+// in uninterruptible sleep (state D) for stuckAfter is stuck, and reported
+// as a survivor; any other is merely waiting for a CPU to die on, and is
+// waited for, up to killWait. These waits are the scheduler's time, not
+// corral's: see Start.
+const (
+	killConfirm = 40 * time.Millisecond
+	stuckAfter  = 200 * time.Millisecond
+	killWait    = 10 * time.Second
+)
 
 // Process is a command running under supervision. Its methods are safe for
 // concurrent use.
@@ -78,7 +87,13 @@ func Run(ctx context.Context, spec *Spec) (*Result, error) {
 // gets Spec.StopSignal and SIGCONT, then SIGKILL after the grace period,
 // and the output is drained for at most Spec.Drain. Whatever the command
 // does, Wait returns no later than Timeout + Grace + Drain + 50 ms after
-// Start (or, for ctx and Stop, after the request).
+// Start (or, for ctx and Stop, after the request), counted in corral's own
+// time: when the machine gives no CPU to corral, or to the processes it has
+// SIGKILLed so that they can die, the wait for the scheduler is added (a
+// killed process that is merely not scheduled yet is waited for, up to
+// 10 s, never reported as a survivor). A process the kernel holds in
+// uninterruptible sleep after SIGKILL is reported in Result.Survivors and
+// Result.SurvivorNote once it has stayed there 200 ms.
 //
 // Start returns an error, and nothing runs, when the program cannot be
 // found or executed, the directory does not exist, the containment asked
@@ -300,10 +315,92 @@ func (p *Process) escalate() time.Time {
 	}
 	p.addKilled(p.child.killTree())
 	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
-	if !p.waitGone(deadline) {
+	if !p.waitGone(deadline) && !p.waitDying() {
 		p.res.Survivors = p.child.alive() // the main process included
 	}
 	return deadline
+}
+
+// dyingTree is a tree that can tell, after SIGKILL, a process still on its
+// way out from one stuck in the kernel.
+type dyingTree interface {
+	// dying returns the live processes of the tree (the main process
+	// included while it lives) that are in uninterruptible sleep, and how
+	// many others are alive: runnable, about to die once scheduled.
+	dying() (stuck []stuckProc, others int)
+}
+
+// stuckProc is a process the kernel holds in uninterruptible sleep.
+type stuckProc struct {
+	pid   int
+	comm  string
+	state byte
+}
+
+// waitDying waits, after SIGKILL and its confirmation window, for the
+// processes still there to die: it reports true when the tree is gone, and
+// false, with Result.SurvivorNote set, when what is left has been stuck in
+// uninterruptible sleep for stuckAfter, or killWait has passed.
+func (p *Process) waitDying() bool {
+	d, ok := p.child.(dyingTree)
+	if !ok {
+		return false
+	}
+	end := time.Now().Add(killWait)
+	stuckSince := map[int]time.Time{}
+	for {
+		if p.mainExited() && p.child.alive() == 0 {
+			return true
+		}
+		stuck, others := d.dying()
+		now := time.Now()
+		long := 0
+		seen := make(map[int]bool, len(stuck))
+		for _, s := range stuck {
+			seen[s.pid] = true
+			if _, ok := stuckSince[s.pid]; !ok {
+				stuckSince[s.pid] = now
+			}
+			if now.Sub(stuckSince[s.pid]) >= stuckAfter {
+				long++
+			}
+		}
+		for pid := range stuckSince {
+			if !seen[pid] {
+				delete(stuckSince, pid) // it moved: not stuck
+			}
+		}
+		if (others == 0 && len(stuck) > 0 && long == len(stuck)) || now.After(end) {
+			p.res.SurvivorNote = survivorNote(stuck, others)
+			return false
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-p.child.exited():
+			t.Stop()
+		}
+	}
+}
+
+func survivorNote(stuck []stuckProc, others int) string {
+	var b strings.Builder
+	for i, s := range stuck {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "pid %d (%s) in state %c", s.pid, s.comm, s.state)
+	}
+	if len(stuck) > 0 {
+		b.WriteString(": uninterruptible sleep, stuck in the kernel")
+	}
+	if others > 0 {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d more still alive %v after SIGKILL", others, killWait)
+	}
+	return b.String()
 }
 
 // waitGone polls until the main process has exited and no other process of

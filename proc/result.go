@@ -61,7 +61,16 @@ type Result struct {
 	// over although they should have been killed. Corral's guarantee is
 	// that it is zero in the cgroup and subreaper tiers; a process stuck in
 	// uninterruptible sleep (a hung network file system) is the exception.
+	// A process that was killed but not yet scheduled to die (a starved
+	// machine) is waited for, not counted. When the main process is among
+	// the survivors, its exit status is unknown: ExitCode is -1 and Signal
+	// is 0.
 	Survivors int
+
+	// SurvivorNote names the survivors and their state ("pid 812 (cat) in
+	// state D: uninterruptible sleep, stuck in the kernel"), when there are
+	// any and the platform can tell.
+	SurvivorNote string
 }
 
 // Success reports whether the main process exited 0 by itself in time.

@@ -157,7 +157,7 @@ func runMain(args []string) int {
 		}
 	}
 	if res.Survivors > 0 {
-		fmt.Fprintf(os.Stderr, "corral run: %d processes of the tree survived SIGKILL (stuck in the kernel?)\n", res.Survivors)
+		fmt.Fprintf(os.Stderr, "corral run: %d processes of the tree survived SIGKILL: %s\n", res.Survivors, res.SurvivorNote)
 	}
 	return exitStatus(res, got)
 }
@@ -199,6 +199,7 @@ type runJSON struct {
 	Killed          int     `json:"killed"`
 	Detached        int     `json:"detached"`
 	Survivors       int     `json:"survivors"`
+	SurvivorNote    string  `json:"survivor_note,omitempty"`
 	Pid             int     `json:"pid"`
 
 	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
@@ -224,6 +225,7 @@ func jsonResult(r *proc.Result) runJSON {
 		Killed:          r.Killed,
 		Detached:        r.Detached,
 		Survivors:       r.Survivors,
+		SurvivorNote:    r.SurvivorNote,
 		Pid:             r.Pid,
 		Sandbox:         r.Sandbox,
 	}

@@ -33,3 +33,12 @@ func PeakRSS(t testing.TB, pid int) int64 {
 	t.Skip("peak RSS is read from /proc")
 	return 0
 }
+
+// SchedClock is only implemented on Linux; elsewhere Waited is always 0.
+type SchedClock struct{}
+
+// StartSchedClock starts a SchedClock.
+func StartSchedClock() *SchedClock { return &SchedClock{} }
+
+// Waited is only implemented on Linux; it returns 0.
+func (c *SchedClock) Waited() time.Duration { return 0 }
