@@ -126,8 +126,14 @@ func runDashboards(ctx context.Context, n int, span time.Duration) {
 }
 
 // cpu returns the user and system time this process has used.
-func cpu() time.Duration {
+func cpu() time.Duration { return rusage(syscall.RUSAGE_SELF) }
+
+// childCPU returns the user and system time of this process's children
+// that ended and were waited for.
+func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
 	var ru syscall.Rusage
-	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	check(syscall.Getrusage(who, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

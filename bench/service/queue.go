@@ -35,14 +35,15 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	defer svc.Close(ctx)
 	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "q", Kind: store.KindShell, MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: n + 10})
 	check(err)
-	t0 := time.Now()
+	t0, self0, kids0 := time.Now(), cpu(), childCPU()
 	for range n {
 		_, err := svc.Submit(ctx, service.Task{Agent: "q", Input: "true"})
 		check(err)
 	}
 	waitAll(ctx, svc, "q", n)
 	elapsed := time.Since(t0)
-	var idle, run, dur []time.Duration
+	self, kids := cpu()-self0, childCPU()-kids0
+	var idle []time.Duration
 	cursor := ""
 	for {
 		list, next, err := svc.Executions(ctx, service.ExecutionFilter{Agent: "q", Limit: 1000, Cursor: cursor})
@@ -53,10 +54,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 			if e.AdmittedAt != nil && e.StartedAt != nil && e.AdmittedAt.Sub(e.CreatedAt) > time.Millisecond {
 				idle = append(idle, e.StartedAt.Sub(*e.AdmittedAt))
 			}
-			if e.StartedAt != nil && e.FinishedAt != nil {
-				run = append(run, e.FinishedAt.Sub(*e.StartedAt))
-				dur = append(dur, time.Duration(e.DurationMS)*time.Millisecond)
-			}
+
 		}
 		if next == "" {
 			break
@@ -65,7 +63,8 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	}
 	fmt.Printf("queue turnover, %s: %d trivial tasks (bash -c true) queued at once, 4 slots, overflow queue\n", label, n)
 	fmt.Printf("  corral serve, queued tasks          %7.1f tasks/s   (target >= 300/s)\n", float64(n)/elapsed.Seconds())
-	fmt.Printf("  claim -> end p50 %s p99 %s; process p50 %s p99 %s\n", pct(run, 50), pct(run, 99), pct(dur, 50), pct(dur, 99))
+	fmt.Printf("  CPU per task: service %s, the task's processes %s (2 cores: at most %.0f tasks/s on an idle machine)\n",
+		(self / time.Duration(n)).Round(time.Microsecond), (kids / time.Duration(n)).Round(time.Microsecond), 2*float64(n)/(self+kids).Seconds())
 	fmt.Printf("  slot idle, end of a run -> claim of the next (n=%d)  p50 %8s  p99 %8s   (target <= 5ms)\n", len(idle), pct(idle, 50), pct(idle, 99))
 }
 
