@@ -186,9 +186,9 @@ func TestStoredOutputNeverExceedsMaxOutput(t *testing.T) {
 		max        int
 		bytes      int64
 	}{
-		{"small", `yes "$(printf 'é%.0s' $(seq 1000))" | head -c 3000000`, 1000, 3000000},
-		{"small", `yes "$(printf 'x%.0s' $(seq 1000))" | head -c 3000000 >&2`, 1000, 3000000},
-		{"dflt", `yes "$(printf 'éa%.0s' $(seq 1000))" | head -c 3000000`, service.DefaultMaxOutput, 3000000},
+		{"small", `yes "$(printf 'é%.0s' $(seq 1000))" | head -c 300000`, 1000, 300000},
+		{"small", `yes "$(printf 'x%.0s' $(seq 1000))" | head -c 300000 >&2`, 1000, 300000},
+		{"dflt", `yes "$(printf 'éa%.0s' $(seq 1000))" | head -c 300000`, service.DefaultMaxOutput, 300000},
 	} {
 		e := f.waitTerminal(f.submit(c.agent, c.cmd).ID, 60*time.Second)
 		out, n := e.Stdout, e.StdoutBytes
@@ -204,13 +204,13 @@ func TestStoredOutputNeverExceedsMaxOutput(t *testing.T) {
 	}
 }
 
-// TestFinishedLogReplaysWholeWithItsEnd: a stored log far larger than one
-// read replays every record, then the run's end.
+// TestFinishedLogReplaysWholeWithItsEnd: a stored log of many reads
+// replays every record, then the run's end.
 func TestFinishedLogReplaysWholeWithItsEnd(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{})
 	f.agent(service.Agent{Name: "big"})
-	const lines = 1500 // 30 MB of records, each a third of a read
-	e := f.waitTerminal(f.submit("big", `yes "$(head -c 20000 /dev/zero | tr '\0' x)" | head -n 1500`).ID, 120*time.Second)
+	const lines = 150 // 3 MB of records, each a third of a read
+	e := f.waitTerminal(f.submit("big", `yes "$(head -c 20000 /dev/zero | tr '\0' x)" | head -n 150`).ID, 120*time.Second)
 	n, last, prev := 0, "", 0
 	end, err := f.svc.Follow(bg, e.ID, 0, func(seq int, raw []byte) error {
 		var rec service.LogRecord

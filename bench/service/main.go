@@ -93,6 +93,7 @@ func main() {
 			runQueue(ctx, open, kind, *queueTasks)
 			cleanup()
 		}
+		pprof.StopCPUProfile() // the profile is corral's, not the peer's
 		fmt.Printf("peer: River alone on SQLite, %d no-op jobs, 4 workers  %7.1f jobs/s\n", *queueTasks, riverRaw(ctx, *queueTasks))
 		return
 	}
@@ -251,7 +252,7 @@ func main() {
 
 // waitAll waits until agent has nothing queued or running any more (its
 // n tasks submitted before), looking at the database's counts every
-// 20 ms, and checks that n finished.
+// 50 ms, and checks that n finished.
 func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -266,7 +267,7 @@ func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 				return
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintln(os.Stderr, "timed out waiting for runs")
 	os.Exit(1)

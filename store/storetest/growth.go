@@ -259,8 +259,14 @@ func testCancelOrphan(t *testing.T, s store.Store) {
 	}
 }
 
+// testQueueDrains runs a queue through two slots on a lone registered
+// worker, whose engine starts each promoted execution itself.
 func testQueueDrains(t *testing.T, s store.Store) {
 	agent(t, s, "once", 2, store.OverflowQueue, 100)
+	now := time.Now().UTC()
+	if err := s.RegisterWorker(ctx, &store.Worker{ID: "w-once", StartedAt: now, Heartbeat: now}); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	claimed := map[string]int{}
 	release := make(chan struct{})

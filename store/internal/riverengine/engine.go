@@ -130,7 +130,10 @@ func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := river.NewClient(driver, &river.Config{Logger: logger})
+	// Every insert notifies the workers (River debounces them per queue
+	// by the inserter's FetchCooldown): a queued execution promoted into a
+	// freed slot is fetched at once by whichever worker hears it first.
+	c, err := river.NewClient(driver, &river.Config{Logger: logger, FetchCooldown: river.FetchCooldownMin})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
 	}

@@ -27,6 +27,17 @@ type Reservation struct {
 	done       func()
 }
 
+// WorkerID returns the worker id the engine was started with, "" when
+// it is not running.
+func (e *Engine[TTx]) WorkerID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker == nil {
+		return ""
+	}
+	return e.cfg.WorkerID
+}
+
 // Reservations are the reservations of one transaction.
 type Reservations []*Reservation
 

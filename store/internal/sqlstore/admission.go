@@ -118,10 +118,12 @@ func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e
 }
 
 // promote admits the oldest queued executions of a (whose row lock tx
-// holds) into its free slots. Those this process's engine has room for
-// are reserved to it rather than handed to the job engine: the caller
-// starts them once tx commits (local.Start), or releases them if it
-// does not (local.Release).
+// holds) into its free slots. On a lone worker, those its engine has
+// room for are reserved to it rather than handed to the job engine: the
+// caller starts them once tx commits (local.Start), or releases them if
+// it does not (local.Release). Where several workers share the database,
+// every promotion goes to the job engine, so that the work spreads over
+// them.
 func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) (local riverengine.Reservations, err error) {
 	if now.IsZero() {
 		now = time.Now().UTC()
@@ -132,14 +134,12 @@ func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, no
 			local = nil
 		}
 	}()
-	for {
-		used, err := countSlots(ctx, tx, a.Name)
-		if err != nil {
-			return local, err
-		}
-		if used >= a.MaxParallelTasks {
-			return local, nil
-		}
+	used, err := countSlots(ctx, tx, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	checked, alone := false, false
+	for ; used < a.MaxParallelTasks; used++ {
 		// Only a cancellation locks a queued row; skipping it is right.
 		var doc []byte
 		err = tx.QueryRow(ctx, `SELECT doc FROM corral_executions WHERE agent = $1 AND status = 'queued'
@@ -154,7 +154,13 @@ func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, no
 		if err != nil {
 			return local, err
 		}
-		r, err := s.takeSlot(ctx, tx, a, e, now, true)
+		if !checked {
+			if alone, err = s.alone(ctx, tx); err != nil {
+				return local, err
+			}
+			checked = true
+		}
+		r, err := s.takeSlot(ctx, tx, a, e, now, alone)
 		if err != nil {
 			return local, err
 		}
@@ -162,4 +168,20 @@ func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, no
 			local = append(local, r)
 		}
 	}
+	return local, nil
+}
+
+// alone reports whether this process's engine runs and its worker is
+// the only one registered.
+func (s *Store[TTx]) alone(ctx context.Context, tx Tx[TTx]) (bool, error) {
+	id := s.engine.WorkerID()
+	if id == "" {
+		return false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM corral_workers ORDER BY id LIMIT 2`)
+	ids, err := collect(rows, err, func(r Rows) (string, error) {
+		var w string
+		return w, r.Scan(&w)
+	})
+	return len(ids) == 1 && ids[0] == id, err
 }
