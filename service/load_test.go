@@ -212,8 +212,8 @@ func TestStoredOutputNeverExceedsMaxOutput(t *testing.T) {
 func TestFinishedLogReplaysWholeWithItsEnd(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{})
 	f.agent(service.Agent{Name: "big"})
-	const lines = 150 // 3 MB of records, each a third of a read
-	e := f.waitTerminal(f.submit("big", `yes "$(head -c 20000 /dev/zero | tr '\0' x)" | head -n 150`).ID, 120*time.Second)
+	const lines = 40 // 800 KB of records, a dozen reads, each record a third of one
+	e := f.waitTerminal(f.submit("big", `yes "$(head -c 20000 /dev/zero | tr '\0' x)" | head -n 40`).ID, 120*time.Second)
 	n, last, prev := 0, "", 0
 	end, err := f.svc.Follow(bg, e.ID, 0, func(seq int, raw []byte) error {
 		var rec service.LogRecord
