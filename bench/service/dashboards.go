@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/corralrun/corral/api"
@@ -123,17 +122,4 @@ func runDashboards(ctx context.Context, n int, span time.Duration) {
 	measure("service alone, 2 tasks/s", 0, true)
 	measure(fmt.Sprintf("%d live dashboards, 2 tasks/s", n), n, true)
 	fmt.Println("  (target: 30 dashboards under 10 % of a core)")
-}
-
-// cpu returns the user and system time this process has used.
-func cpu() time.Duration { return rusage(syscall.RUSAGE_SELF) }
-
-// childCPU returns the user and system time of this process's children
-// that ended and were waited for.
-func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
-
-func rusage(who int) time.Duration {
-	var ru syscall.Rusage
-	check(syscall.Getrusage(who, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
