@@ -28,6 +28,13 @@ const (
 	// attributed by lineage. Linux only, no privileges needed.
 	ContainmentSubreaper Containment = "subreaper"
 
+	// ContainmentPidNamespace holds a sandboxed run in a pid namespace of
+	// its own, whose pid 1 is the run's init: no process can leave it, and
+	// the kernel kills all of it when the init dies. It is what a sandboxed
+	// run gets unless it asks for the cgroup tier or for limits, which need
+	// a cgroup leaf. Linux only, with a sandbox.
+	ContainmentPidNamespace Containment = "pidns"
+
 	// ContainmentProcessGroup runs the command in its own process group and
 	// signals the group. Descendants that move to another group or session
 	// escape it. The portable floor (macOS, BSDs).
@@ -49,10 +56,10 @@ func (c Containment) String() string {
 // ParseContainment parses a tier name as printed by [Containment.String].
 func ParseContainment(s string) (Containment, error) {
 	switch c := Containment(s); c {
-	case ContainmentCgroup, ContainmentSubreaper, ContainmentProcessGroup, ContainmentJobObject:
+	case ContainmentCgroup, ContainmentPidNamespace, ContainmentSubreaper, ContainmentProcessGroup, ContainmentJobObject:
 		return c, nil
 	case "auto", "":
 		return ContainmentAuto, nil
 	}
-	return "", fmt.Errorf("unknown containment %q: want auto, cgroup, subreaper, pgroup or job", s)
+	return "", fmt.Errorf("unknown containment %q: want auto, cgroup, pidns, subreaper, pgroup or job", s)
 }

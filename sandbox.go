@@ -3,7 +3,6 @@ package corral
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +30,16 @@ func (m SandboxMode) String() string {
 		return "off"
 	}
 	return string(m)
+}
+
+// MarshalText writes the mode's name ("off" for the zero value).
+func (m SandboxMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (m *SandboxMode) UnmarshalText(b []byte) error {
+	v, err := ParseSandboxMode(string(b))
+	*m = v
+	return err
 }
 
 // ParseSandboxMode parses "off", "read-only" or "workspace".
@@ -64,6 +73,16 @@ func (n Network) String() string {
 		return "none"
 	}
 	return string(n)
+}
+
+// MarshalText writes the setting's name ("none" for the zero value).
+func (n Network) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (n *Network) UnmarshalText(b []byte) error {
+	v, err := ParseNetwork(string(b))
+	*n = v
+	return err
 }
 
 // ParseNetwork parses "none" or "host".
@@ -154,7 +173,7 @@ func (s Sandbox) Validate() error {
 // and port (0 for any port).
 func SplitAllowedHost(entry string) (host string, port int, err error) {
 	host = entry
-	if h, p, serr := net.SplitHostPort(entry); serr == nil {
+	if h, p, ok := splitHostPort(entry); ok {
 		n, perr := strconv.Atoi(p)
 		if perr != nil || n < 1 || n > 65535 {
 			return "", 0, fmt.Errorf("sandbox: allowed host %q: bad port", entry)
@@ -167,6 +186,23 @@ func SplitAllowedHost(entry string) (host string, port int, err error) {
 		return "", 0, fmt.Errorf("sandbox: allowed host %q: want HOST or HOST:PORT", entry)
 	}
 	return host, port, nil
+}
+
+// splitHostPort splits "host:port" and "[v6]:port" (as net.SplitHostPort
+// does, without the net package, which the sandbox's init must not load).
+func splitHostPort(s string) (host, port string, ok bool) {
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]:")
+		if end < 0 {
+			return "", "", false
+		}
+		return s[1:end], s[end+2:], true
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || strings.Count(s, ":") > 1 {
+		return "", "", false // no port, or a bare IPv6 address
+	}
+	return s[:i], s[i+1:], true
 }
 
 // SandboxReport says what held a sandboxed run.

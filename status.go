@@ -40,7 +40,8 @@ type ErrorType string
 const (
 	ErrorNone             ErrorType = ""
 	ErrorAuth             ErrorType = "auth"              // credentials missing, invalid or expired
-	ErrorRateLimit        ErrorType = "rate_limit"        // the model provider throttled the run
+	ErrorRateLimit        ErrorType = "rate_limit"        // the model provider throttled the run or was overloaded: retry later
+	ErrorQuota            ErrorType = "quota"             // the account's credit, quota or usage limit is exhausted: retrying will not help until it is raised or resets
 	ErrorMaxTurns         ErrorType = "max_turns"         // the agent hit its turn limit
 	ErrorMaxBudget        ErrorType = "max_budget"        // the agent hit its spending limit
 	ErrorModelUnsupported ErrorType = "model_unsupported" // the requested model does not exist or is not allowed

@@ -53,6 +53,9 @@ func newAPI(t testing.TB, cfg api.Config) (*api.Server, *service.Service, string
 		t.Fatal(err)
 	}
 	cfg.Service = svc
+	if cfg.PublicHosts == nil {
+		cfg.PublicHosts = []string{"example.com"} // the Host of httptest's requests
+	}
 	if cfg.Token == "" {
 		cfg.Token = token
 	}
@@ -67,6 +70,9 @@ func do(h http.Handler, method, path, body, auth string) *httptest.ResponseRecor
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	if method != "GET" && method != "HEAD" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -145,9 +151,10 @@ var routes = []string{
 }
 
 // checkAnswer fails when an answer to any input is a server error or not
-// the JSON it should be.
+// the JSON it should be. (Mutations caught by the fuzz seeds: bad input
+// answered 500 instead of 400, an error answered without a message.)
 func checkAnswer(t testing.TB, rec *httptest.ResponseRecorder, method, path, body string) {
-	if rec.Code >= 500 && rec.Code != 499 {
+	if rec.Code >= 500 {
 		t.Fatalf("%s %s %q: %d %s", method, path, body, rec.Code, rec.Body)
 	}
 	if rec.Code >= 400 {
@@ -209,7 +216,7 @@ func TestReadyzAnswers503UntilTheWorkerCanTakeWork(t *testing.T) {
 	if rec := do(srv, "GET", "/healthz", "", ""); rec.Code != 200 {
 		t.Fatalf("healthz: %d", rec.Code)
 	}
-	rec := do(srv, "GET", "/readyz", "", "")
+	rec := do(srv, "GET", "/readyz", "", "Bearer "+token)
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "not started") {
 		t.Fatalf("readyz before start: %d %s", rec.Code, rec.Body)
 	}

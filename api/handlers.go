@@ -89,13 +89,28 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 // merge overlays the JSON object patch onto the JSON of cur and decodes
 // the result strictly into out.
 func (s *Server) merge(w http.ResponseWriter, r *http.Request, cur, out any, fixed ...string) error {
-	var patch map[string]json.RawMessage
-	if err := s.decode(w, r, &patch); err != nil {
+	patch, err := s.decodePatch(w, r)
+	if err != nil {
 		return err
 	}
-	if patch == nil {
-		return fmt.Errorf("%w: send a JSON object of the fields to change", service.ErrInvalid)
+	return overlay(patch, cur, out, fixed...)
+}
+
+// decodePatch reads a JSON object of fields to change.
+func (s *Server) decodePatch(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	var patch map[string]json.RawMessage
+	if err := s.decode(w, r, &patch); err != nil {
+		return nil, err
 	}
+	if patch == nil {
+		return nil, fmt.Errorf("%w: send a JSON object of the fields to change", service.ErrInvalid)
+	}
+	return patch, nil
+}
+
+// overlay sets the fields of patch on the JSON of cur and decodes the
+// result strictly into out; fields named in fixed may not change.
+func overlay(patch map[string]json.RawMessage, cur, out any, fixed ...string) error {
 	base, _ := json.Marshal(cur)
 	var m map[string]json.RawMessage
 	json.Unmarshal(base, &m)
@@ -122,12 +137,12 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var a service.Agent
-	if err := s.merge(w, r, cur, &a, "name", "created_at", "updated_at"); err != nil {
+	a, err := s.mergeAgent(w, r, cur)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	got, err := s.svc.UpdateAgent(r.Context(), &a)
+	got, err := s.svc.UpdateAgent(r.Context(), a)
 	if err != nil {
 		s.fail(w, r, err)
 		return

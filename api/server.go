@@ -10,18 +10,22 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/corralrun/corral/internal/httpguard"
+	"github.com/corralrun/corral/internal/lockout"
 	"github.com/corralrun/corral/service"
 )
 
 // DefaultMaxBody bounds request bodies.
 //
 // /healthz and /readyz need no token: /healthz answers 200 while the
-// process serves HTTP (liveness); /readyz answers 200 only while the
-// worker can take work (its database answers, its engine runs, its lease
-// is held) and 503 otherwise (readiness).
+// process serves HTTP (liveness), and says nothing else; /readyz answers
+// 200 only while the worker can take work (its database answers, its
+// engine runs, its lease is held) and 503 otherwise (readiness), with the
+// worker's id and the reason only to a request that carries the token.
 const DefaultMaxBody = 1 << 20
 
 // Config configures a Server. Only Service is required.
@@ -41,6 +45,19 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives request failures; nil discards them.
 	Logger *slog.Logger
+	// PublicHosts are the host names clients may reach the service by,
+	// besides loopback names and IP addresses (corral serve
+	// --public-host). A request with any other Host is refused (421), so
+	// that a web page that rebinds its own name to the service's address
+	// gets nothing.
+	PublicHosts []string
+	// TrustedProxies are the reverse proxies in front of the service: from
+	// them, the client's address is read from X-Forwarded-For and TLS
+	// from X-Forwarded-Proto (corral serve --trusted-proxy).
+	TrustedProxies []netip.Prefix
+	// Lockout throttles wrong tokens; share it with the web UI so that
+	// both count the same guesses. Nil means one of the Server's own.
+	Lockout *lockout.Guard
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -51,6 +68,8 @@ type Server struct {
 	tokenH  [32]byte
 	log     *slog.Logger
 	maxBody int64
+	guard   *httpguard.Guard
+	lock    *lockout.Guard
 }
 
 // New returns the API server for cfg.
@@ -66,6 +85,11 @@ func New(cfg Config) (*Server, error) {
 		s.maxBody = DefaultMaxBody
 	}
 	s.tokenH = sha256.Sum256([]byte(cfg.Token))
+	s.guard = &httpguard.Guard{PublicHosts: cfg.PublicHosts, TrustedProxies: cfg.TrustedProxies}
+	s.lock = cfg.Lockout
+	if s.lock == nil {
+		s.lock = &lockout.Guard{}
+	}
 	s.routes()
 	return s, nil
 }
@@ -110,37 +134,86 @@ func (s *Server) routes() {
 	}))
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Before any handler, it refuses a
+// Host that is not served (421), and, on the API, a request that changes
+// state without Content-Type: application/json (415) or from another
+// origin (403): a web page can send neither, in any auth mode.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v)
-			writeError(w, http.StatusInternalServerError, "internal", "internal error")
+			s.internalError(w, r, fmt.Errorf("handler panic: %v", v))
 		}
 	}()
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	r = s.guard.Forwarded(r)
+	if err := s.guard.CheckHost(r); err != nil {
+		writeError(w, http.StatusMisdirectedRequest, "bad_host", err.Error())
+		return
+	}
+	if isAPIPath(r.URL.Path) {
+		switch err := s.guard.CheckWrite(r); {
+		case errors.Is(err, httpguard.ErrContentType):
+			writeError(w, http.StatusUnsupportedMediaType, "bad_content_type", err.Error())
+			return
+		case err != nil:
+			writeError(w, http.StatusForbidden, "cross_origin", err.Error()+": the API takes requests from its own web UI and from programs, not from other sites")
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// auth admits requests with the bearer token (or a UI session).
+// isAPIPath reports whether p is served by the API rather than the UI.
+func isAPIPath(p string) bool {
+	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/metrics" || p == "/healthz" || p == "/readyz"
+}
+
+// auth admits requests with the bearer token (or a UI session). A client
+// that guessed wrong too often is answered 429 with Retry-After, before
+// its token is looked at.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Token == "" || (s.cfg.SessionAuth != nil && s.cfg.SessionAuth(r)) {
+		if s.authorized(w, r) {
 			h(w, r)
-			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		gotH := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if !ok || subtle.ConstantTimeCompare(gotH[:], s.tokenH[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token: send \"Authorization: Bearer TOKEN\" (the token is in CORRAL_TOKEN or the data directory's token file)")
-			return
-		}
-		h(w, r)
 	}
+}
+
+// authorized reports whether r carries the token or a session; otherwise
+// it has answered.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.Token == "" || (s.cfg.SessionAuth != nil && s.cfg.SessionAuth(r)) {
+		return true
+	}
+	client := httpguard.ClientAddr(r)
+	if wait := s.lock.Wait(client); wait > 0 {
+		w.Header().Set("Retry-After", lockout.RetryAfter(wait))
+		writeError(w, http.StatusTooManyRequests, "locked_out", fmt.Sprintf("too many wrong tokens from your address: retry in %s seconds", lockout.RetryAfter(wait)))
+		return false
+	}
+	got, presented := httpguard.BearerToken(r)
+	gotH := sha256.Sum256([]byte(got))
+	if !presented || subtle.ConstantTimeCompare(gotH[:], s.tokenH[:]) != 1 {
+		if presented {
+			s.lock.Fail(client)
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token: send \"Authorization: Bearer TOKEN\" (the token is in CORRAL_TOKEN or the data directory's token file)")
+		return false
+	}
+	s.lock.Succeed(client)
+	return true
+}
+
+// internalError logs err with a fresh id and answers 500 with the id
+// only: the cause stays in the server's log.
+func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	id := httpguard.ErrorID()
+	s.log.Error("request failed", "id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal", "internal error (id "+id+"): the service's log has the cause under this id")
 }
 
 // Error is the body of every error answer.
@@ -160,6 +233,7 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	v = public(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
@@ -196,14 +270,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled):
 		writeError(w, 499, "cancelled", "request cancelled")
 	default:
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "internal error: "+err.Error())
+		s.internalError(w, r, err)
 	}
 }
 
 // decode reads a JSON body strictly into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	if ct := r.Header.Get("Content-Type"); !httpguard.IsJSON(ct) {
 		return fmt.Errorf("%w: Content-Type %q: send application/json", service.ErrInvalid, ct)
 	}
 	body := http.MaxBytesReader(w, r.Body, s.maxBody)
@@ -226,20 +299,32 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "worker": s.svc.WorkerID()})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // ready answers 200 while the worker can take work (started, not
 // shutting down, lease held, database answering), 503 otherwise: a load
-// balancer sends requests elsewhere.
+// balancer sends requests elsewhere. The worker's id and the reason are
+// only for a request that carries the token (or a session).
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.svc.Ready(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "worker": s.svc.WorkerID(), "reason": err.Error()})
+	err := s.svc.Ready(ctx)
+	detail := r.Header.Get("Authorization") != "" || s.cfg.Token == "" || (s.cfg.SessionAuth != nil && s.cfg.SessionAuth(r))
+	if detail && !s.authorized(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "worker": s.svc.WorkerID()})
+	status, body := http.StatusOK, map[string]string{"status": "ready"}
+	if err != nil {
+		status, body = http.StatusServiceUnavailable, map[string]string{"status": "unavailable"}
+	}
+	if detail {
+		body["worker"] = s.svc.WorkerID()
+		if err != nil {
+			body["reason"] = err.Error()
+		}
+	}
+	writeJSON(w, status, body)
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

@@ -76,12 +76,6 @@ func IsAtCapacity(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusTooManyRequests
 }
 
-// IsNotFound reports whether err is a 404.
-func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
-}
-
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.send(ctx, method, path, body, "application/json")
 	if err != nil {
@@ -114,7 +108,9 @@ func (c *Client) send(ctx context.Context, method, path string, body any, accept
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	if method != http.MethodGet && method != http.MethodHead {
+		// Even without a body: the service takes no state change that is
+		// not JSON, which no web page can send it.
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)

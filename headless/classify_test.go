@@ -27,12 +27,21 @@ func TestClassifyFollowsTheDocumentedOrder(t *testing.T) {
 		{"max_budget", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "error_max_budget_usd", isError: true}}, corral.StatusFailed, corral.ErrorMaxBudget},
 		{"auth text in an error result", outcome{by: FinalizedByResult, result: authResult}, corral.StatusFailed, corral.ErrorAuth},
 		{"rate limit code", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true, text: "API Error"}, errs: []string{"rate_limit"}}, corral.StatusFailed, corral.ErrorRateLimit},
-		{"codex usage limit", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.failed", isError: true, codex: true, errors: []string{"You've hit your usage limit."}}, errs: []string{"You've hit your usage limit."}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"codex usage limit is quota", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.failed", isError: true, codex: true, errors: []string{"You've hit your usage limit."}}, errs: []string{"You've hit your usage limit."}}, corral.StatusFailed, corral.ErrorQuota},
+		{"claude billing_error is quota", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true, text: "Credit balance is too low"}, errs: []string{"billing_error"}}, corral.StatusFailed, corral.ErrorQuota},
+		{"codex 429 after its retries is rate_limit", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.failed", isError: true, codex: true, errors: []string{"exceeded retry limit, last status: 429 Too Many Requests"}}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"codex missing key variable is auth", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "turn.failed", isError: true, codex: true, errors: []string{"Missing environment variable: `FAKE_API_KEY`."}}}, corral.StatusFailed, corral.ErrorAuth},
 		{"model not found", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "success", isError: true}, errs: []string{"model_not_found"}}, corral.StatusFailed, corral.ErrorModelUnsupported},
 		{"error_during_execution", outcome{by: FinalizedByResult, result: &resultInfo{subtype: "error_during_execution", isError: true}}, corral.StatusFailed, corral.ErrorStream},
 		{"stall", outcome{by: FinalizedByStall, stalled: &ToolCall{ID: "t", Name: "mcp__a__b"}}, corral.StatusFailed, corral.ErrorStall},
 		{"idle", outcome{by: FinalizedByIdle}, corral.StatusFailed, corral.ErrorIdle},
 		{"budget", outcome{by: FinalizedByBudget}, corral.StatusFailed, corral.ErrorTimeout},
+		{"idle never hides a rate limit being retried", outcome{by: FinalizedByIdle, failure: &apiFailure{cause: corral.ErrorRateLimit, text: "rate_limit", status: 429, attempt: 4, max: 10}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"budget never hides an overload being retried", outcome{by: FinalizedByBudget, failure: &apiFailure{cause: corral.ErrorRateLimit, text: "overloaded", status: 529, attempt: 7, max: 10}}, corral.StatusFailed, corral.ErrorRateLimit},
+		{"budget during server errors", outcome{by: FinalizedByBudget, failure: &apiFailure{cause: corral.ErrorStream, text: "server_error", status: 500, attempt: 2, max: 10}}, corral.StatusFailed, corral.ErrorStream},
+		{"stall is its own cause", outcome{by: FinalizedByStall, failure: &apiFailure{cause: corral.ErrorRateLimit}}, corral.StatusFailed, corral.ErrorStall},
+		{"background timeout with a server left running keeps the answer", outcome{by: FinalizedByBackground, result: &resultInfo{subtype: "success"}, bg: []BackgroundTask{{ID: "b1", Type: "local_bash", Description: "npm run dev"}}}, corral.StatusSucceeded, corral.ErrorNone},
+		{"background timeout with a sub-agent still working", outcome{by: FinalizedByBackground, result: &resultInfo{subtype: "success"}, bg: []BackgroundTask{{ID: "a1", Type: "local_agent"}, {ID: "b1", Type: "local_bash"}}}, corral.StatusFailed, corral.ErrorTimeout},
 		{"a signal never looks like auth", outcome{by: FinalizedByExit, exitCode: -1, signal: syscall.SIGKILL, errs: []string{"authentication_failed"}, stderr: "Invalid API key"}, corral.StatusFailed, corral.ErrorSignal},
 		{"a signal wins over a segment", outcome{by: FinalizedByExit, exitCode: -1, signal: syscall.SIGKILL, result: &resultInfo{subtype: "success"}}, corral.StatusFailed, corral.ErrorSignal},
 		{"exit after a segment", outcome{by: FinalizedByExit, result: &resultInfo{subtype: "success"}}, corral.StatusSucceeded, corral.ErrorNone},
@@ -47,7 +56,7 @@ func TestClassifyFollowsTheDocumentedOrder(t *testing.T) {
 			if st != c.st || et != c.et {
 				t.Fatalf("got %s %q (%s), want %s %q", st, et, why, c.st, c.et)
 			}
-			if st != corral.StatusSucceeded && why == "" {
+			if (st != corral.StatusSucceeded || c.o.by == FinalizedByBackground) && why == "" {
 				t.Errorf("no reason")
 			}
 		})

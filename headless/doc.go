@@ -9,9 +9,13 @@
 // A turn is over when the agent emits a result (Claude's "result" line;
 // Codex's turn.completed or turn.failed) while its live background-task set
 // is empty. The set comes from Claude's background_tasks_changed lines
-// (replace semantics), without ambient tasks and plain background shells. A
+// (replace semantics), without ambient tasks; shell commands Claude Code
+// runs in the background count, as it waits for them and answers again. A
 // result while background tasks are live is a segment: the turn goes on
-// until the final one.
+// until the final one, for at most Spec.BackgroundTimeout after the latest
+// segment. Claude Code begins each turn, follow-ups included, with an init
+// line and may report a turn's result after the next one began, so a
+// result is final only once every turn begun has its result.
 //
 // At the end of the turn, Wait returns at once (in about a millisecond; see
 // the benchmarks), whatever the process tree is doing: an MCP server holding
@@ -28,11 +32,19 @@
 //     minutes); Spec.ToolLimits sets or removes limits by name or glob.
 //   - Idle: no stream output past Spec.IdleTimeout while no tool call is
 //     open and no background task is live. A long tool call is governed by
-//     its stall limit and the budget, never by idleness.
+//     its stall limit and the budget, never by idleness — except a Codex
+//     command, which Codex hands back to the model after its yield time
+//     while its item stays open: it holds idleness off for
+//     Spec.CommandYield only. A retry the agent announced (Claude's
+//     api_retry retry_delay_ms) holds it off until it is due.
+//   - Background: background tasks still live Spec.BackgroundTimeout after
+//     the latest result (a dev server left running).
 //   - Budget: Spec.Timeout, the unconditional backstop.
 //   - Fast aborts: authentication failure text on stderr or in the stream
-//     (error: authentication_failed), and, with Spec.RequirePermissionMode,
-//     an init line reporting another mode, end the turn at once.
+//     (error: authentication_failed, Claude's api_retry for a 401, Codex's
+//     error lines for a 401 or a missing API key variable), and, with
+//     Spec.RequirePermissionMode, an init line reporting another mode, end
+//     the turn at once.
 //   - Cancellation (ctx or Turn.Cancel): SIGINT to the agent's main process,
 //     so that it can finish its current step and report, then after
 //     Spec.InterruptGrace the core's escalation.
@@ -55,8 +67,8 @@
 //  5. a watchdog: stall → stall, idle → idle, budget → timeout;
 //  6. the process ended first: killed by a signal corral did not send (an
 //     OOM kill included) → signal, never auth; a result segment was seen →
-//     rule 4 on it; a rate-limit or model error in the stream →
-//     rate_limit or model_unsupported; exit 0 with output but no JSON
+//     rule 4 on it; a quota, rate-limit or model error in the stream →
+//     quota, rate_limit or model_unsupported; exit 0 with output but no JSON
 //     line → stream_error; exit 0 → empty_result; other exits → crash.
 //
 // Result.Reason says in a sentence what happened and what to do.
@@ -64,10 +76,12 @@
 // # Salvage
 //
 // Whatever the outcome, the Result keeps what the stream said: session id,
-// model, num_turns, the latest cumulative cost, the final and the latest
-// per-call usage, the tool-call timeline, the final text, parse errors with
-// a sample, the stderr tail, and, with Spec.TranscriptPath, a transcript
-// file (bounded, secrets redacted).
+// model, num_turns, the latest cumulative cost (nil when none was
+// reported), the final and the latest per-call usage, the tool-call
+// timeline, the final text (secrets redacted), the background tasks still
+// live, the model API failure not recovered from, parse errors with a
+// sample, the stderr tail, and, with Spec.TranscriptPath, a transcript file
+// (bounded, secrets redacted).
 //
 // # Events
 //

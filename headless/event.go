@@ -26,7 +26,7 @@ const (
 	// TaskStatus, Text).
 	KindTask Kind = "task"
 	// KindBackground: the live background-task set changed; Background is
-	// its new size (ambient tasks and plain shells excluded).
+	// its new size (ambient tasks excluded).
 	KindBackground Kind = "background"
 	// KindResult: the agent ended a turn segment (Claude's result, Codex's
 	// turn.completed or turn.failed), with its Text and Errors. Final
@@ -36,6 +36,12 @@ const (
 	// KindError: the agent reported an error (Error) without ending the
 	// turn.
 	KindError Kind = "error"
+	// KindRetry: the agent's call to its model API failed and it will try
+	// again (Claude's system/api_retry, Codex's "Reconnecting... N/M"
+	// error lines): Error is the agent's code or message, ErrorStatus the
+	// HTTP status when reported, Attempt and MaxAttempts the retry count,
+	// RetryDelayMS how long it waits before the next try when it said so.
+	KindRetry Kind = "retry"
 	// KindSystem: housekeeping the turn does not act on (hooks, status,
 	// compaction, progress of an item).
 	KindSystem Kind = "system"
@@ -82,6 +88,9 @@ type Event struct {
 
 	TaskID     string `json:"task_id,omitempty"`
 	TaskStatus string `json:"task_status,omitempty"`
+	// TaskType is a task's kind as Claude Code names it (local_bash,
+	// local_agent, local_workflow, …).
+	TaskType   string `json:"task_type,omitempty"`
 	Background int    `json:"background,omitempty"`
 
 	Final bool `json:"final,omitempty"`
@@ -89,6 +98,14 @@ type Event struct {
 	// Error is an error code or message the agent reported, or for
 	// KindInvalid why the line could not be read.
 	Error string `json:"error,omitempty"`
+	// ErrorStatus, Attempt, MaxAttempts and RetryDelayMS describe a
+	// failed model API call (KindRetry): its HTTP status, when the agent
+	// reported one, which try failed, how many it makes, and how long it
+	// waits before the next.
+	ErrorStatus  int   `json:"error_status,omitempty"`
+	Attempt      int   `json:"attempt,omitempty"`
+	MaxAttempts  int   `json:"max_attempts,omitempty"`
+	RetryDelayMS int64 `json:"retry_delay_ms,omitempty"`
 	// Errors are the errors a result reported (Claude's errors[], Codex's
 	// turn.failed message), at most 20.
 	Errors []string `json:"errors,omitempty"`

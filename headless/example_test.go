@@ -27,7 +27,10 @@ func Example_claude() {
 		return
 	}
 	r, _ := turn.Wait() // at the end of the turn
-	fmt.Println(r.Status, r.ErrorType, r.SessionID, r.CostUSD)
+	fmt.Println(r.Status, r.ErrorType, r.SessionID)
+	if r.CostUSD != nil { // nil when the agent reported no cost
+		fmt.Printf("$%.4f\n", *r.CostUSD)
+	}
 	turn.Close() // waits for the tree to be gone
 }
 

@@ -3,18 +3,12 @@ package headless
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/corralrun/corral/headless/internal/jsonscan"
 	"github.com/corralrun/corral/internal/setting"
 )
-
-// MaxDetail bounds the short texts of a tool call (Event.Detail,
-// ToolCall.Detail, ToolCall.ErrorText), in bytes before the "…" that marks
-// a cut.
-const MaxDetail = 400
 
 // Parser reads an agent's stream one line at a time and returns the events
 // of each line. It is the reader a Turn uses, for callers that have the
@@ -60,9 +54,9 @@ type Parser struct {
 // is valid until the next call, and the events in it are values the caller
 // may keep.
 //
-// A result line is marked Final when no background task is live, that is
-// when it ends the turn (see the package documentation), as a Turn marks
-// it.
+// A result line is marked Final when it ends the turn: no background task
+// is live and every turn the agent began has ended (see the package
+// documentation), as a Turn marks it.
 func (r *Parser) Parse(line []byte, at time.Time) []Event {
 	return r.events(line, false, at)
 }
@@ -112,8 +106,10 @@ type parser struct {
 	maxLine int
 	line    int64
 	seq     int64
-	bg      []string // the live background-task set
-	info    lineInfo // reused for every line
+	bg      []BackgroundTask // the live background-task set
+	inits   int              // Claude init lines: turns begun
+	results int              // Claude result lines: turns ended
+	info    lineInfo         // reused for every line
 }
 
 // lineInfo is what one line said.
@@ -127,6 +123,9 @@ type lineInfo struct {
 	result     *resultInfo
 	bgSet      bool   // the line replaced the background set (parser.bg)
 	authFailed bool   // the stream itself says authentication failed
+	authWhy    string // what said so
+	failure    *apiFailure
+	progress   bool   // the model answered: an earlier API failure is over
 	answer     string // Codex: a completed agent message
 	hasAnswer  bool
 	invalid    string // why the line could not be read
@@ -148,6 +147,7 @@ type resultInfo struct {
 	usage      *Usage
 	modelUsage json.RawMessage
 	errors     []string
+	queued     int // Claude: turns queued behind this one
 	codex      bool
 }
 
@@ -156,7 +156,8 @@ type fields struct {
 	typ, subtype, message, parentTool, errorV, sessionID, model      []byte
 	perm, result, isError, numTurns, cost, usage, modelUsage, errors []byte
 	tasks, taskID, status, summary, description, taskType, toolUseID []byte
-	threadID, item                                                   []byte
+	threadID, item, attempt, maxRetries, retryDelay, errorStatus     []byte
+	patch, queued                                                    []byte
 }
 
 func (f *fields) set(key, val []byte) bool {
@@ -203,6 +204,18 @@ func (f *fields) set(key, val []byte) bool {
 		f.description = val
 	case "task_type":
 		f.taskType = val
+	case "attempt":
+		f.attempt = val
+	case "max_retries":
+		f.maxRetries = val
+	case "retry_delay_ms":
+		f.retryDelay = val
+	case "error_status":
+		f.errorStatus = val
+	case "patch":
+		f.patch = val
+	case "queued_turn_count":
+		f.queued = val
 	case "tool_use_id":
 		f.toolUseID = val
 	case "thread_id":
@@ -267,18 +280,32 @@ func (p *parser) parse(line []byte, cut bool, now time.Time) *lineInfo {
 }
 
 // number gives the line's events their sequence numbers and marks a result
-// that ends the turn: one while no background task is live (Codex has
-// none).
+// that ends the turn (see final).
 func (p *parser) number(in *lineInfo) *lineInfo {
 	for i := range in.events {
 		p.seq++
 		e := &in.events[i]
 		e.Seq = p.seq
 		if e.Kind == KindResult && in.result != nil {
-			e.Final = in.result.codex || len(p.bg) == 0
+			e.Final = p.final(in.result)
 		}
 	}
 	return in
+}
+
+// final reports whether a result ends the turn. Codex's turn end always
+// does. Claude Code's does when no background task is live and no turn of
+// its is still under way: it begins each turn — the prompt's, and each
+// follow-up it runs when background work finishes — with an init line,
+// and may report a turn's result only after the next one began (seen with
+// a background sub-agent: both results come at the very end), so a result
+// is the last one only once there are as many results as inits and
+// nothing is queued.
+func (p *parser) final(r *resultInfo) bool {
+	if r.codex {
+		return true
+	}
+	return len(p.bg) == 0 && p.results >= p.inits && r.queued == 0
 }
 
 // detect names the format that uses a line type, or FormatAuto when the
@@ -311,546 +338,6 @@ func (p *parser) text(raw []byte) (string, bool) {
 	}
 	s, whole := jsonscan.StringPrefix(raw, p.maxText)
 	return s, !whole && len(raw) > 0
-}
-
-func (p *parser) claude(in *lineInfo, f *fields, base Event, cut bool) {
-	switch base.Type {
-	case "assistant":
-		p.claudeMessage(in, f, base, true)
-	case "user":
-		p.claudeMessage(in, f, base, false)
-	case "result":
-		p.claudeResult(in, f, base, cut)
-	case "system":
-		p.claudeSystem(in, f, base)
-	case "stream_event":
-		base.Kind = KindSystem
-		in.events = append(in.events, base)
-	default:
-		base.Kind = KindUnknown
-		in.events = append(in.events, base)
-	}
-}
-
-// claudeMessage reads an assistant or user line: one event per content
-// block of interest.
-func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bool) {
-	if pt, ok := jsonscan.String(f.parentTool); ok {
-		base.ParentToolID = pt
-	}
-	if assistant && len(f.errorV) > 0 && !jsonscan.IsNull(f.errorV) {
-		code, _ := jsonscan.String(f.errorV)
-		if code == "" {
-			code = string(f.errorV)
-		}
-		code = clip(code, 1024)
-		if code == "authentication_failed" {
-			in.authFailed = true
-		}
-		e := base
-		e.Kind, e.Error = KindError, code
-		in.events = append(in.events, e)
-	}
-	var content, usage, model []byte
-	if len(f.message) > 0 && f.message[0] == '{' {
-		jsonscan.Members(f.message, func(k, v []byte) bool {
-			switch string(k) {
-			case "content":
-				content = v
-			case "usage":
-				usage = v
-			case "model":
-				model = v
-			}
-			return true
-		})
-	}
-	if assistant {
-		if m, ok := jsonscan.String(model); ok {
-			base.Model = m
-		}
-		if u := decodeUsage(usage); u != nil {
-			in.usage = u
-		}
-	}
-	n := len(in.events)
-	if len(content) > 0 && content[0] == '[' {
-		jsonscan.Elements(content, func(block []byte) bool {
-			p.claudeBlock(in, block, base)
-			return true
-		})
-	}
-	if len(in.events) == n {
-		base.Kind = KindSystem
-		in.events = append(in.events, base)
-	}
-}
-
-func (p *parser) claudeBlock(in *lineInfo, block []byte, base Event) {
-	var typ, text, thinking, id, name, toolUseID, isError, input, content []byte
-	if len(block) == 0 || block[0] != '{' {
-		return
-	}
-	jsonscan.Members(block, func(k, v []byte) bool {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "text":
-			text = v
-		case "thinking":
-			thinking = v
-		case "id":
-			id = v
-		case "name":
-			name = v
-		case "tool_use_id":
-			toolUseID = v
-		case "is_error":
-			isError = v
-		case "input":
-			input = v
-		case "content":
-			content = v
-		}
-		return true
-	})
-	t, _ := jsonscan.String(typ)
-	switch t {
-	case "text", "thinking", "tool_use", "server_tool_use", "mcp_tool_use", "tool_result", "mcp_tool_result":
-	default:
-		return
-	}
-	// The event is built in place: events are large, and copies add up
-	// over a stream.
-	in.events = append(in.events, base)
-	e := &in.events[len(in.events)-1]
-	switch t {
-	case "text":
-		e.Kind = KindText
-		e.Text, e.TextTruncated = p.text(text)
-	case "thinking":
-		e.Kind = KindThinking
-		e.Text, e.TextTruncated = p.text(thinking)
-	case "tool_use", "server_tool_use", "mcp_tool_use":
-		e.Kind = KindToolUse
-		e.ToolID, _ = jsonscan.String(id)
-		e.ToolName, _ = jsonscan.String(name)
-		e.Detail = p.inputDetail(input)
-	default:
-		e.Kind = KindToolResult
-		e.ToolID, _ = jsonscan.String(toolUseID)
-		e.IsError, _ = jsonscan.Bool(isError)
-		if e.IsError {
-			e.Text, e.TextTruncated = p.contentText(content)
-		}
-	}
-	if (e.Kind == KindToolUse || e.Kind == KindToolResult) && e.ToolID == "" {
-		in.events = in.events[:len(in.events)-1]
-	}
-}
-
-func (p *parser) claudeResult(in *lineInfo, f *fields, base Event, cut bool) {
-	r := &resultInfo{subtype: base.Subtype}
-	r.isError, _ = jsonscan.Bool(f.isError)
-	if len(f.result) > 0 {
-		if s, ok := jsonscan.String(f.result); ok {
-			r.text, r.hasText = s, true
-		} else if cut {
-			r.text, _ = jsonscan.StringPrefix(f.result, len(f.result))
-			r.hasText, r.textCut = true, true
-		}
-	}
-	r.sessionID, _ = jsonscan.String(f.sessionID)
-	if n, ok := jsonscan.Int(f.numTurns); ok {
-		r.numTurns, r.hasTurns = int(n), true
-	}
-	if c, ok := jsonscan.Float(f.cost); ok {
-		r.cost, r.hasCost = c, true
-	}
-	r.usage = decodeUsage(f.usage)
-	if len(f.modelUsage) > 0 && len(f.modelUsage) <= 64<<10 && json.Valid(f.modelUsage) {
-		r.modelUsage = append(json.RawMessage(nil), f.modelUsage...)
-	}
-	if len(f.errors) > 0 && f.errors[0] == '[' {
-		jsonscan.Elements(f.errors, func(v []byte) bool {
-			if s, ok := jsonscan.StringPrefix(v, 1024); s != "" || ok {
-				r.errors = append(r.errors, s)
-			}
-			return len(r.errors) < 20
-		})
-	}
-	in.result = r
-	e := base
-	e.Kind = KindResult
-	e.SessionID = r.sessionID
-	e.IsError = r.isError
-	e.Errors = r.errors
-	e.Text, e.TextTruncated = p.text(f.result)
-	e.TextTruncated = e.TextTruncated || r.textCut
-	in.events = append(in.events, e)
-}
-
-func (p *parser) claudeSystem(in *lineInfo, f *fields, base Event) {
-	e := base
-	switch base.Subtype {
-	case "init":
-		e.Kind = KindInit
-		e.SessionID, _ = jsonscan.String(f.sessionID)
-		e.Model, _ = jsonscan.String(f.model)
-		if pm, ok := jsonscan.String(f.perm); ok {
-			e.PermissionMode, in.permMode, in.hasPerm = pm, pm, true
-		}
-		in.init = true
-	case "task_started", "task_notification", "task_progress", "task_updated":
-		e.Kind = KindTask
-		e.TaskID, _ = jsonscan.String(f.taskID)
-		e.TaskStatus, _ = jsonscan.String(f.status)
-		if len(f.summary) > 0 {
-			e.Text, e.TextTruncated = p.text(f.summary)
-		} else {
-			e.Text, e.TextTruncated = p.text(f.description)
-		}
-		if tu, ok := jsonscan.String(f.toolUseID); ok {
-			e.ToolID = tu
-		}
-	case "background_tasks_changed":
-		e.Kind = KindBackground
-		in.bgSet = true
-		p.bg = liveTasks(f.tasks, p.bg[:0])
-		e.Background = len(p.bg)
-	default:
-		e.Kind = KindSystem
-	}
-	in.events = append(in.events, e)
-}
-
-// liveTasks reads a background_tasks_changed set: the tasks that keep a
-// turn open, that is all but ambient tasks and plain background shells.
-func liveTasks(tasks []byte, out []string) []string {
-	if len(tasks) == 0 || tasks[0] != '[' {
-		return out
-	}
-	jsonscan.Elements(tasks, func(t []byte) bool {
-		var id, typ, ambient []byte
-		if len(t) == 0 || t[0] != '{' {
-			return true
-		}
-		jsonscan.Members(t, func(k, v []byte) bool {
-			switch string(k) {
-			case "task_id":
-				id = v
-			case "task_type":
-				typ = v
-			case "ambient":
-				ambient = v
-			}
-			return true
-		})
-		if a, _ := jsonscan.Bool(ambient); a {
-			return true
-		}
-		if tt, _ := jsonscan.String(typ); tt == "local_bash" {
-			return true
-		}
-		s, _ := jsonscan.String(id)
-		if s == "" {
-			s = "?"
-		}
-		out = append(out, s)
-		return true
-	})
-	return out
-}
-
-func (p *parser) codex(in *lineInfo, f *fields, base Event, cut bool) {
-	e := base
-	switch base.Type {
-	case "thread.started":
-		e.Kind = KindInit
-		e.SessionID, _ = jsonscan.String(f.threadID)
-		in.init = true
-	case "turn.started":
-		e.Kind = KindTurnStarted
-	case "turn.completed":
-		e.Kind = KindResult
-		in.result = &resultInfo{subtype: "turn.completed", usage: decodeUsage(f.usage), codex: true}
-	case "turn.failed":
-		e.Kind = KindResult
-		e.IsError = true
-		msg := errorMessage(f.errorV)
-		e.Error = msg
-		in.result = &resultInfo{subtype: "turn.failed", isError: true, codex: true, usage: decodeUsage(f.usage)}
-		if msg != "" {
-			in.result.errors = []string{msg}
-			e.Errors = in.result.errors
-		}
-	case "error":
-		e.Kind = KindError
-		e.Error, _ = jsonscan.StringPrefix(f.message, 1024)
-	case "item.started", "item.updated", "item.completed":
-		p.codexItem(in, f, e)
-		return
-	default:
-		e.Kind = KindUnknown
-	}
-	in.events = append(in.events, e)
-}
-
-func (p *parser) codexItem(in *lineInfo, f *fields, e Event) {
-	var id, typ, text, server, tool, status, exitCode, errV, message []byte
-	var command, arguments, changes, query, output []byte
-	if len(f.item) > 0 && f.item[0] == '{' {
-		jsonscan.Members(f.item, func(k, v []byte) bool {
-			switch string(k) {
-			case "id":
-				id = v
-			case "type":
-				typ = v
-			case "text":
-				text = v
-			case "server":
-				server = v
-			case "tool":
-				tool = v
-			case "status":
-				status = v
-			case "exit_code":
-				exitCode = v
-			case "error":
-				errV = v
-			case "message":
-				message = v
-			case "command":
-				command = v
-			case "arguments":
-				arguments = v
-			case "changes":
-				changes = v
-			case "query":
-				query = v
-			case "aggregated_output":
-				output = v
-			}
-			return true
-		})
-	}
-	it, _ := jsonscan.String(typ)
-	e.Subtype = it
-	e.ToolID, _ = jsonscan.String(id)
-	switch it {
-	case "command_execution", "mcp_tool_call", "file_change", "web_search":
-		e.ToolName = it
-		switch it {
-		case "command_execution":
-			e.Detail = p.detailString(command)
-		case "mcp_tool_call":
-			s, _ := jsonscan.String(server)
-			t, _ := jsonscan.String(tool)
-			e.ToolName = "mcp__" + s + "__" + t
-			e.Detail = p.inputDetail(arguments)
-		case "file_change":
-			e.Detail = p.changesDetail(changes)
-		case "web_search":
-			e.Detail = p.detailString(query)
-		}
-		switch e.Type {
-		case "item.started":
-			e.Kind = KindToolUse
-		case "item.completed":
-			e.Kind = KindToolResult
-			st, _ := jsonscan.String(status)
-			code, hasCode := jsonscan.Int(exitCode)
-			hasErr := len(errV) > 0 && !jsonscan.IsNull(errV)
-			e.IsError = st == "failed" || st == "declined" || (hasCode && code != 0) || hasErr
-			if e.IsError {
-				if msg := errorMessage(errV); msg != "" {
-					e.Text, e.TextTruncated = clipText(msg, p.maxText)
-				} else {
-					e.Text, e.TextTruncated = p.text(output)
-				}
-			}
-		default:
-			e.Kind = KindSystem
-		}
-		if e.ToolID == "" {
-			e.Kind = KindSystem
-		}
-	case "agent_message":
-		e.Kind = KindText
-		e.Text, e.TextTruncated = p.text(text)
-		if e.Type == "item.completed" {
-			if s, ok := jsonscan.String(text); ok {
-				in.answer, in.hasAnswer = s, true
-			}
-		}
-	case "reasoning":
-		e.Kind = KindThinking
-		e.Text, e.TextTruncated = p.text(text)
-	case "error":
-		e.Kind = KindError
-		e.Error, _ = jsonscan.StringPrefix(message, 1024)
-	default:
-		e.Kind = KindSystem
-	}
-	in.events = append(in.events, e)
-}
-
-// detailKeys are the members of a tool's input that tell most about the
-// call, in the order they are preferred.
-var detailKeys = [...]string{"command", "file_path", "path", "pattern", "url", "query", "description", "prompt"}
-
-// inputDetail summarizes a tool's input object for Event.Detail: its most
-// telling string member, or else the input with white space collapsed.
-func (p *parser) inputDetail(raw []byte) string {
-	if len(raw) == 0 || jsonscan.IsNull(raw) || p.maxText <= 0 {
-		return ""
-	}
-	if raw[0] == '{' {
-		best := len(detailKeys)
-		var val []byte
-		jsonscan.Members(raw, func(k, v []byte) bool {
-			if len(v) < 3 || v[0] != '"' {
-				return true // not a string, or an empty one
-			}
-			for i := range best {
-				if string(k) == detailKeys[i] {
-					best, val = i, v
-					break
-				}
-			}
-			return best > 0
-		})
-		if val != nil {
-			return p.detailString(val)
-		}
-	}
-	return p.compact(raw)
-}
-
-// detailString decodes a string value for Event.Detail.
-func (p *parser) detailString(raw []byte) string {
-	if len(raw) == 0 || p.maxText <= 0 {
-		return ""
-	}
-	bound := min(p.maxText, MaxDetail)
-	s, whole := jsonscan.StringPrefix(raw, bound)
-	s, cut := clipText(s, bound)
-	if (cut || !whole) && s != "" {
-		s += "…"
-	}
-	return s
-}
-
-// compact returns raw JSON with runs of white space collapsed to one
-// space, bounded for Event.Detail.
-func (p *parser) compact(raw []byte) string {
-	bound := min(p.maxText, MaxDetail)
-	b := make([]byte, 0, min(len(raw), bound+1))
-	space := false
-	for _, c := range raw {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			space = len(b) > 0
-			continue
-		}
-		if space {
-			b = append(b, ' ')
-			space = false
-		}
-		if len(b) > bound {
-			break
-		}
-		b = append(b, c)
-	}
-	s, cut := clipText(strings.ToValidUTF8(string(b), "\uFFFD"), bound)
-	if cut {
-		s += "…"
-	}
-	return s
-}
-
-// changesDetail summarizes a Codex file_change item: "KIND PATH, …".
-func (p *parser) changesDetail(raw []byte) string {
-	if len(raw) == 0 || raw[0] != '[' || p.maxText <= 0 {
-		return ""
-	}
-	bound := min(p.maxText, MaxDetail)
-	var b strings.Builder
-	cut := false
-	jsonscan.Elements(raw, func(v []byte) bool {
-		var path, kind []byte
-		if len(v) == 0 || v[0] != '{' {
-			return true
-		}
-		jsonscan.Members(v, func(k, v []byte) bool {
-			switch string(k) {
-			case "path":
-				path = v
-			case "kind":
-				kind = v
-			}
-			return true
-		})
-		ps, _ := jsonscan.StringPrefix(path, bound)
-		ks, _ := jsonscan.StringPrefix(kind, 64)
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strings.TrimSpace(ks + " " + ps))
-		if b.Len() > bound {
-			cut = true
-			return false
-		}
-		return true
-	})
-	s, clipped := clipText(b.String(), bound)
-	if cut || clipped {
-		s += "…"
-	}
-	return s
-}
-
-// contentText reads what a tool returned, for a failed call: a string, or
-// the text of a list of content blocks, bounded for an event.
-func (p *parser) contentText(raw []byte) (string, bool) {
-	if len(raw) == 0 || p.maxText <= 0 {
-		return "", false
-	}
-	if raw[0] == '"' {
-		return p.text(raw)
-	}
-	if raw[0] != '[' {
-		return "", false
-	}
-	var b strings.Builder
-	cut := false
-	jsonscan.Elements(raw, func(v []byte) bool {
-		if len(v) == 0 || v[0] != '{' {
-			return true
-		}
-		var text []byte
-		jsonscan.Members(v, func(k, v []byte) bool {
-			if string(k) == "text" {
-				text = v
-				return false
-			}
-			return true
-		})
-		if len(text) == 0 {
-			return true
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		s, whole := jsonscan.StringPrefix(text, p.maxText-b.Len())
-		b.WriteString(s)
-		if !whole || b.Len() >= p.maxText {
-			cut = true
-			return false
-		}
-		return true
-	})
-	s, clipped := clipText(b.String(), p.maxText)
-	return s, cut || clipped
 }
 
 // clipText bounds s to n bytes at a rune boundary and reports whether it
@@ -912,6 +399,8 @@ func decodeUsage(raw []byte) *Usage {
 			u.CacheReadInputTokens = n
 		case "cached_input_tokens":
 			u.CachedInputTokens = n
+		case "cache_write_input_tokens":
+			u.CacheWriteInputTokens = n
 		case "reasoning_output_tokens":
 			u.ReasoningOutputTokens = n
 		default:

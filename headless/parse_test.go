@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corralrun/corral/internal/redact"
 )
 
 // ledger returns a Turn with no process behind it, for feeding a stream
@@ -14,7 +16,7 @@ import (
 func ledger(spec *Spec) *Turn {
 	t := &Turn{
 		spec:    *spec,
-		red:     newRedactor(spec.Env),
+		red:     redact.New(redact.EnvValues(spec.Env)...),
 		endCh:   make(chan struct{}, 1),
 		changed: make(chan struct{}, 1),
 		start:   time.Now(),
@@ -36,6 +38,14 @@ func (t *Turn) feed(data []byte, n int) {
 		data = data[k:]
 	}
 	t.lines.Flush()
+}
+
+// costOf reads a result's cost, -1 when none was reported.
+func costOf(r *Result) float64 {
+	if r.CostUSD == nil {
+		return -1
+	}
+	return *r.CostUSD
 }
 
 func (t *Turn) snapshot(by FinalizedBy) *Result {
@@ -65,7 +75,7 @@ func TestParserMapsClaudeStreamToEvents(t *testing.T) {
 		}
 	}
 	r := l.snapshot(FinalizedByResult)
-	if r.Format != FormatClaude || r.SessionID != "s1" || r.Model != "claude-opus-4-1" || r.NumTurns != 3 || r.CostUSD != 0.5 || r.Text != "Done." {
+	if r.Format != FormatClaude || r.SessionID != "s1" || r.Model != "claude-opus-4-1" || r.NumTurns != 3 || costOf(r) != 0.5 || r.Text != "Done." {
 		t.Errorf("result %+v", r)
 	}
 	if len(r.Tools) != 2 || !r.Tools[0].Error || r.Tools[1].Error || r.Tools[0].Open || r.Tools[1].Open {
@@ -119,7 +129,9 @@ func TestBackgroundSetHasReplaceSemantics(t *testing.T) {
 {"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"b","task_type":"local_workflow"},{"task_id":"c","task_type":"local_bash"},{"task_id":"d","ambient":true}]}
 {"type":"result","subtype":"success","result":"still a segment"}
 `), 0)
-	if l.st.end != "" || len(l.st.bg) != 1 || l.st.bg[0] != "b" || l.st.segments != 2 {
+	// Ambient tasks do not count; background shells do: Claude Code waits
+	// for them and answers again when they finish.
+	if l.st.end != "" || len(l.st.bg) != 2 || l.st.bg[0].ID != "b" || l.st.bg[1].ID != "c" || l.st.bg[1].Type != "local_bash" || l.st.segments != 2 {
 		t.Fatalf("end %q bg %v segments %d", l.st.end, l.st.bg, l.st.segments)
 	}
 	l.feed([]byte(`{"type":"system","subtype":"background_tasks_changed","tasks":[]}
@@ -194,26 +206,6 @@ func TestAuthTextOnStderrIsRecognised(t *testing.T) {
 		if isAuthText(s) {
 			t.Errorf("%q taken for an auth failure", s)
 		}
-	}
-}
-
-func TestRedactorHidesSecrets(t *testing.T) {
-	r := newRedactor([]string{"MY_API_KEY=hunter2hunter2", "PATH=/usr/bin", "GITHUB_TOKEN=short"})
-	in := `key hunter2hunter2, sk-ant-api03-abcdefghijklmnopqrstuvwxyz, "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", task-runner sk-short, /usr/bin`
-	out := string(r.redact([]byte(in)))
-	for _, leak := range []string{"hunter2hunter2", "abcdefghijklmnopqrstuvwxyz"} {
-		if strings.Contains(out, leak) {
-			t.Errorf("leaked %q: %s", leak, out)
-		}
-	}
-	for _, keep := range []string{"task-runner", "sk-short", "/usr/bin"} {
-		if !strings.Contains(out, keep) {
-			t.Errorf("over-redacted %q: %s", keep, out)
-		}
-	}
-	clean := []byte("nothing to hide here")
-	if got := r.redact(clean); &got[0] != &clean[0] {
-		t.Errorf("clean line was copied")
 	}
 }
 
@@ -315,8 +307,12 @@ func TestRealStreamsAreRead(t *testing.T) {
 	l = ledger(&Spec{})
 	l.feed(codex, 100)
 	r = l.snapshot(FinalizedByBudget)
-	if l.st.end != "" || r.Format != FormatCodex || r.SessionID != "01a228c0-bd61-7cd2-9f8b-6666056d96e0" || len(r.AgentErrors) < 5 || r.ParseErrors != 0 {
+	if l.st.end != "" || r.Format != FormatCodex || r.SessionID != "01a228c0-bd61-7cd2-9f8b-6666056d96e0" || len(r.AgentErrors) != 3 || r.ParseErrors != 0 {
 		t.Errorf("codex: end %q result %+v", l.st.end, r)
+	}
+	// Codex was retrying when the budget ran out: the result says so.
+	if f := r.APIFailure; f == nil || f.ErrorType != "stream_error" || !strings.Contains(f.Error, "waiting for network") {
+		t.Errorf("codex: api failure %+v", f)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // an auth failure, promptly, rather than hang.
 func TestRealAgentTurn(t *testing.T) {
 	if os.Getenv("CORRAL_TEST_REAL_AGENT") != "1" {
-		t.Skip("set CORRAL_TEST_REAL_AGENT=1 to run a real claude or codex turn")
+		t.Skip("SKIP: set CORRAL_TEST_REAL_AGENT=1 to run a real claude or codex turn (it needs the CLI logged in, and spends tokens)")
 	}
 	for _, c := range []struct {
 		bin  string
@@ -30,7 +30,7 @@ func TestRealAgentTurn(t *testing.T) {
 		t.Run(c.bin, func(t *testing.T) {
 			path, err := exec.LookPath(c.bin)
 			if err != nil {
-				t.Skipf("%s is not on PATH", c.bin)
+				t.Skipf("SKIP: %s is not on PATH", c.bin)
 			}
 			tag := testutil.Tag(t)
 			turn, err := headless.Start(context.Background(), &headless.Spec{
@@ -45,7 +45,7 @@ func TestRealAgentTurn(t *testing.T) {
 			r, _ := turn.Wait()
 			full, _ := turn.Close()
 			testutil.AssertNoTagged(t, tag, 10*time.Second)
-			t.Logf("%s: %s %q by %s in %v: %q (session %s, $%.4f) %s", c.bin, r.Status, r.ErrorType, r.FinalizedBy, r.Duration, r.Text, r.SessionID, r.CostUSD, r.Reason)
+			t.Logf("%s: %s %q by %s in %v: %q (session %s, $%.4f) %s", c.bin, r.Status, r.ErrorType, r.FinalizedBy, r.Duration, r.Text, r.SessionID, costOf(r), r.Reason)
 			switch {
 			case r.Status == corral.StatusSucceeded:
 				if r.SessionID == "" || r.Text == "" {

@@ -12,8 +12,9 @@ import (
 type FinalizedBy string
 
 const (
-	// FinalizedByResult: the agent ended its turn (a result with no live
-	// background task; Codex turn.completed or turn.failed).
+	// FinalizedByResult: the agent ended its turn (a final result: no live
+	// background task, no turn still under way; Codex turn.completed or
+	// turn.failed).
 	FinalizedByResult FinalizedBy = "result"
 	// FinalizedByStall: a tool call stayed open past its stall limit.
 	FinalizedByStall FinalizedBy = "stall"
@@ -31,6 +32,10 @@ const (
 	FinalizedByCancel FinalizedBy = "cancel"
 	// FinalizedByExit: the agent's process ended before its turn did.
 	FinalizedByExit FinalizedBy = "exit"
+	// FinalizedByBackground: the agent ended a segment while background
+	// tasks were live, and they were still live after the background
+	// timeout (Spec.BackgroundTimeout).
+	FinalizedByBackground FinalizedBy = "background"
 )
 
 // Result is the account of one headless turn: how it ended and everything
@@ -67,8 +72,9 @@ type Result struct {
 	// NumTurns is the agent's own count (Claude) or the turns completed
 	// (Codex).
 	NumTurns int `json:"num_turns"`
-	// CostUSD is the latest cumulative total_cost_usd reported.
-	CostUSD float64 `json:"cost_usd"`
+	// CostUSD is the latest cumulative total_cost_usd reported; nil (JSON
+	// null) when the agent reported none, as Codex never does.
+	CostUSD *float64 `json:"cost_usd"`
 	// Usage is the final usage (the latest result's, or Codex's
 	// turn.completed); LastCallUsage the latest per-call usage, whose input
 	// side is the current context size.
@@ -84,6 +90,16 @@ type Result struct {
 	ToolsDropped int        `json:"tools_dropped,omitempty"`
 	// StalledTool is the call that tripped the stall watchdog.
 	StalledTool *ToolCall `json:"stalled_tool"`
+	// BackgroundTasks are the background tasks still live when the turn
+	// ended (the agent's result came while they ran, and the background
+	// timeout fired, or the turn ended otherwise): they were stopped with
+	// the tree.
+	BackgroundTasks []BackgroundTask `json:"background_tasks,omitempty"`
+	// APIFailure is the failed model API call the agent reported last and
+	// had not yet recovered from when the turn ended: a call it was
+	// retrying (rate limit, overload, server error) or an error it
+	// reported. Nil when the API answered after it.
+	APIFailure *APIFailure `json:"api_failure,omitempty"`
 
 	// Events counts the events parsed; EventsDropped those a subscriber's
 	// full channel did not take.
@@ -131,14 +147,16 @@ type Result struct {
 	Teardown <-chan struct{} `json:"-"`
 }
 
-// Usage counts tokens. Claude reports input, output and the two cache
-// fields; Codex reports input, cached input, output and reasoning output.
+// Usage counts tokens, as the agent reported them. Claude reports input,
+// output and its two cache fields (cache creation, cache read); Codex
+// reports input, cached input, cache write, output and reasoning output.
 type Usage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
 	CachedInputTokens        int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteInputTokens    int64 `json:"cache_write_input_tokens,omitempty"`
 	ReasoningOutputTokens    int64 `json:"reasoning_output_tokens,omitempty"`
 }
 
@@ -167,6 +185,32 @@ type ToolCall struct {
 	StallLimitMS float64 `json:"stall_limit_ms,omitempty"`
 }
 
+// BackgroundTask is a live background task of the agent, as Claude Code's
+// background_tasks_changed lists it.
+type BackgroundTask struct {
+	ID string `json:"id"`
+	// Type is the task's kind: local_bash (a shell command run in the
+	// background), local_agent (a sub-agent), local_workflow, mcp_task, …
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// APIFailure is a failed call of the agent to its model API.
+type APIFailure struct {
+	// ErrorType is what the failure means in corral's taxonomy: auth,
+	// rate_limit (throttled or overloaded), quota, model_unsupported, or
+	// stream_error for other failures (server errors, broken streams).
+	ErrorType corral.ErrorType `json:"error_type"`
+	// Error is the agent's code ("rate_limit", "overloaded") or message.
+	Error string `json:"error"`
+	// Status is the HTTP status, when the agent reported it.
+	Status int `json:"status,omitempty"`
+	// Attempt and MaxAttempts count the agent's tries, when it reported
+	// them; zero for an error it did not retry.
+	Attempt     int `json:"attempt,omitempty"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+}
+
 // ProcessInfo is the part of the core's result worth storing.
 type ProcessInfo struct {
 	Pid             int                `json:"pid"`
@@ -176,6 +220,8 @@ type ProcessInfo struct {
 	ContainmentNote string             `json:"containment_note,omitempty"`
 	Killed          int                `json:"killed"`
 	Survivors       int                `json:"survivors"`
+	// Sandbox says what confined the agent; nil when it ran unconfined.
+	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
 	// TeardownMS runs from the end of the turn to the tree being gone.
 	TeardownMS float64 `json:"teardown_ms"`
 }

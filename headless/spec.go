@@ -23,6 +23,15 @@ const (
 	// tool call and no background task is open.
 	DefaultIdleTimeout = 10 * time.Minute
 
+	// DefaultBackgroundTimeout is how long a turn waits for the agent's
+	// background tasks after a result that left them live.
+	DefaultBackgroundTimeout = 10 * time.Minute
+
+	// DefaultCommandYield is how long an open Codex command holds off the
+	// idle watchdog: Codex hands a command still running back to the model
+	// after its yield time, at most 30 s.
+	DefaultCommandYield = 30 * time.Second
+
 	// DefaultLinger is how long an agent may take to exit by itself after
 	// the end of its turn before its tree is stopped.
 	DefaultLinger = time.Second
@@ -124,9 +133,10 @@ type Spec struct {
 	Dir string
 
 	// EnvMode, EnvAllow and Env give the agent's environment, as in
-	// proc.Spec. Values of variables in Env whose names look secret (KEY,
-	// TOKEN, SECRET, PASSWORD) are redacted from the transcript and the
-	// stderr tail.
+	// proc.Spec. Values of variables in Env whose names look secret
+	// (ending in TOKEN, SECRET, PASSWORD, API_KEY, ACCESS_KEY and the
+	// like) are redacted from the transcript, the tool details and the
+	// stderr tail, besides private keys and credentials of known shapes.
 	EnvMode  corral.EnvMode
 	EnvAllow []string
 	Env      []string
@@ -160,6 +170,29 @@ type Spec struct {
 	// limit and the budget, never by idleness. Zero means
 	// DefaultIdleTimeout; negative means none.
 	IdleTimeout time.Duration
+
+	// BackgroundTimeout bounds the wait for background tasks. A result
+	// while tasks are live (a sub-agent, a workflow, a shell command
+	// Claude Code ran in the background) is a segment: Claude Code waits
+	// for them and answers again when they finish. If they are still live
+	// BackgroundTimeout after the latest segment, the turn ends
+	// (FinalizedByBackground), the tasks are listed in
+	// Result.BackgroundTasks and stopped with the tree: a dev server left
+	// running does not hold the turn forever. Only shell commands live →
+	// the outcome is the last result's; other tasks live → timeout. Zero
+	// means DefaultBackgroundTimeout; negative means wait for as long as
+	// the budget allows.
+	BackgroundTimeout time.Duration
+
+	// CommandYield is how long an open Codex command holds off the idle
+	// watchdog. Codex hands a command that is still running back to the
+	// model after its yield time (yield_time_ms: 10 s by default, at most
+	// 30 s) while the command's item stays open until its process exits —
+	// for a dev server, never. Past CommandYield after its start a command
+	// counts as yielded, and silence counts toward the idle limit from
+	// then on. Zero means DefaultCommandYield; negative means an open
+	// command holds off the idle watchdog for as long as it is open.
+	CommandYield time.Duration
 
 	// Grace is the core's time between SIGTERM and SIGKILL when the tree
 	// is torn down. Zero means proc.DefaultGrace; negative means SIGKILL at
@@ -213,6 +246,19 @@ type Spec struct {
 
 	// Limits caps the tree's processes and memory, as in proc.Spec.
 	Limits proc.Limits
+
+	// Credential, if set, runs the agent as another user, as in
+	// proc.Spec.
+	Credential *proc.Credential
+
+	// Sandbox confines the agent and everything it runs, as in
+	// proc.Spec.Sandbox: the zero value runs it unconfined; Dir is the
+	// workspace. An agent needs its model API host in Sandbox.AllowHosts
+	// and its own state directories (~/.claude, $CODEX_HOME) in
+	// Sandbox.Writable. When the confinement asked for cannot be built,
+	// Start fails with an error wrapping proc.ErrSandboxUnavailable and
+	// nothing runs.
+	Sandbox corral.Sandbox
 
 	// OnStart, if set, is called once, right after the agent is spawned and
 	// before Start returns, with the handle a service records to reclaim

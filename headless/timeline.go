@@ -40,6 +40,11 @@ type Timeline struct {
 	// A Turn uses its Spec's.
 	StallLimit func(tool string) time.Duration
 
+	// Yield, if set, gives a call from its tool's name how long after its
+	// start it holds off the idle watchdog; 0 means for as long as it is
+	// open. A Turn gives Codex's commands Spec.CommandYield.
+	Yield func(tool string) time.Duration
+
 	tools     []ToolCall
 	dropped   int
 	calls     map[string]*callState // the calls kept and those still open
@@ -56,8 +61,9 @@ type callState struct {
 	id, name, parent string
 	start            time.Time
 	limit            time.Duration
-	idx              int // in tools, or -1 when it was dropped
-	open             int // in Timeline.open, or -1 once closed
+	yield            time.Duration // 0: holds off idleness while open
+	idx              int           // in tools, or -1 when it was dropped
+	open             int           // in Timeline.open, or -1 once closed
 }
 
 // maxErrors bounds the errors a Timeline keeps.
@@ -90,7 +96,7 @@ func (tl *Timeline) Add(e *Event) {
 		for _, msg := range e.Errors {
 			tl.addError(msg)
 		}
-	case KindError:
+	case KindError, KindRetry:
 		tl.addError(e.Error)
 	}
 	// Claude Code's own error messages carry the model "<synthetic>":
@@ -113,9 +119,12 @@ func (tl *Timeline) session(id string) {
 	}
 }
 
+// addError keeps an error, unless it repeats the one before: an agent
+// retrying its model API reports the same failure at each try.
 func (tl *Timeline) addError(msg string) {
-	if msg != "" && len(tl.errors) < maxErrors {
-		tl.errors = append(tl.errors, clip(msg, 1024))
+	msg = clip(msg, 1024)
+	if msg != "" && len(tl.errors) < maxErrors && (len(tl.errors) == 0 || tl.errors[len(tl.errors)-1] != msg) {
+		tl.errors = append(tl.errors, msg)
 	}
 }
 
@@ -126,6 +135,9 @@ func (tl *Timeline) openCall(e *Event) {
 	c := &callState{id: e.ToolID, name: e.ToolName, parent: e.ParentToolID, start: e.Time, open: len(tl.open)}
 	if tl.StallLimit != nil {
 		c.limit = max(tl.StallLimit(e.ToolName), 0)
+	}
+	if tl.Yield != nil {
+		c.yield = max(tl.Yield(e.ToolName), 0)
 	}
 	c.idx = tl.keep(ToolCall{ID: e.ToolID, Name: e.ToolName, ParentID: e.ParentToolID, Detail: e.Detail,
 		Start: e.Time, Open: true, StallLimitMS: ms(c.limit)})
@@ -233,13 +245,34 @@ func (tl *Timeline) Answer() string {
 }
 
 // Errors returns the errors the agent reported (assistant error codes,
-// result errors, Codex error messages), at most 20, each cut at 1 KiB.
+// result errors, Codex error messages, the failures of model API calls it
+// retried), at most 20, each cut at 1 KiB, a repeat of the one before
+// left out.
 // The slice is the caller's.
 func (tl *Timeline) Errors() []string { return append([]string(nil), tl.errors...) }
 
-// openCalls counts the calls waiting for their result, dropped ones
-// included.
-func (tl *Timeline) openCalls() int { return len(tl.open) }
+// idleHold reports whether an open call holds off the idle watchdog at
+// now; next is when the earliest hold that will lapse does (zero when
+// none will), and lapsed the latest moment a lapsed hold of a call still
+// open ended (zero when none has).
+func (tl *Timeline) idleHold(now time.Time) (held bool, next, lapsed time.Time) {
+	for _, c := range tl.open {
+		if c.yield <= 0 {
+			held = true
+			continue
+		}
+		end := c.start.Add(c.yield)
+		if now.Before(end) {
+			held = true
+			if next.IsZero() || end.Before(next) {
+				next = end
+			}
+		} else if end.After(lapsed) {
+			lapsed = end
+		}
+	}
+	return held, next, lapsed
+}
 
 // nextStall returns when the first open call with a stall limit will pass
 // it; zero when none has a limit.

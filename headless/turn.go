@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 )
@@ -28,7 +28,7 @@ type Turn struct {
 	spec    Spec
 	p       *proc.Process
 	start   time.Time
-	red     *redactor
+	red     *redact.Redactor
 	tr      *transcript
 	lastOut atomic.Int64 // unix nanoseconds of the latest stdout bytes
 	dropped atomic.Int64 // events subscribers' full channels did not take
@@ -58,40 +58,6 @@ type Turn struct {
 	err      error
 }
 
-// state is what the stream has told so far. Guarded by Turn.mu.
-type state struct {
-	format       Format
-	lines, bytes int64
-	linesCut     int64
-	bytesCut     int64
-	events       int64
-	parseErrors  int64
-	sample       string
-	validJSON    bool
-	lastText     string
-	sawInit      bool
-	permMode     string
-	numTurns     int
-	cost         float64
-	usage        *Usage
-	lastUsage    *Usage
-	modelUsage   []byte
-	segments     int
-	lastResult   *resultInfo
-	answer       string
-	hasAnswer    bool
-	tl           Timeline // tool calls, session, model, agent errors
-	bg           []string
-	end          FinalizedBy // a terminal condition seen by a reader
-	authLine     string
-	permWhy      string
-	finalized    bool
-	stalled      *ToolCall
-}
-
-// Run starts a turn and waits for its end: it is Start followed by
-// Turn.Wait. The tree may still be being torn down when Run returns;
-// Result.Teardown is closed when it is gone and the turn's goroutines have
 // ended.
 func Run(ctx context.Context, spec *Spec) (*Result, error) {
 	t, err := Start(ctx, spec)
@@ -121,7 +87,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	}
 	t := &Turn{
 		spec:     *spec,
-		red:      newRedactor(spec.Env),
+		red:      redact.New(redact.EnvValues(spec.Env)...),
 		endCh:    make(chan struct{}, 1),
 		changed:  make(chan struct{}, 1),
 		cancelCh: make(chan struct{}),
@@ -154,6 +120,8 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		Stderr:      stderrSink{t},
 		Containment: spec.Containment,
 		Limits:      spec.Limits,
+		Credential:  spec.Credential,
+		Sandbox:     spec.Sandbox,
 		Label:       label,
 	}
 	now := time.Now()
@@ -181,7 +149,7 @@ func (t *Turn) initStream() {
 	spec := &t.spec
 	t.parser = Parser{Format: spec.Format, MaxLine: spec.MaxLine, MaxEventText: spec.MaxEventText, MaxEventRaw: spec.MaxEventRaw}
 	t.st.format = spec.Format
-	t.st.tl = Timeline{StallLimit: spec.StallLimit}
+	t.st.tl = Timeline{StallLimit: spec.StallLimit, Yield: t.commandYield}
 	t.lines = capture.Lines{Max: setting.Or(spec.MaxLine, DefaultMaxLine), Func: t.onLine}
 }
 
@@ -223,97 +191,6 @@ func (t *Turn) Close() (*Result, error) {
 // the end of the turn it does nothing.
 func (t *Turn) Cancel() { t.cancel.Do(func() { close(t.cancelCh) }) }
 
-// Subscription delivers a turn's events on a channel.
-type Subscription struct {
-	// C receives the events published after Subscribe, in order. It is
-	// closed at the end of the turn or by Close.
-	C <-chan Event
-
-	c       chan Event
-	t       *Turn
-	dropped atomic.Int64
-	closed  bool // guarded by t.pubMu
-}
-
-// Subscribe returns a subscription to the turn's events with a channel of
-// the given buffer (at least 1). Publishing never blocks the stream: an
-// event that finds the buffer full is dropped and counted in Dropped and
-// in Result.EventsDropped. Events before the call are not replayed (use
-// Spec.OnEvent to see every event).
-func (t *Turn) Subscribe(buffer int) *Subscription {
-	c := make(chan Event, max(buffer, 1))
-	s := &Subscription{C: c, c: c, t: t}
-	t.pubMu.Lock()
-	defer t.pubMu.Unlock()
-	if t.pubClosed {
-		close(c)
-		s.closed = true
-		return s
-	}
-	t.subs = append(t.subs, s)
-	return s
-}
-
-// Dropped returns how many events did not fit in the buffer.
-func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
-
-// Close ends the subscription and closes C.
-func (s *Subscription) Close() {
-	t := s.t
-	t.pubMu.Lock()
-	defer t.pubMu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	close(s.c)
-	for i, x := range t.subs {
-		if x == s {
-			t.subs = append(t.subs[:i], t.subs[i+1:]...)
-			break
-		}
-	}
-}
-
-// publish hands events to OnEvent and the subscribers, unless the turn has
-// ended.
-func (t *Turn) publish(evs []Event) {
-	t.pubMu.Lock()
-	defer t.pubMu.Unlock()
-	if t.pubClosed {
-		return
-	}
-	var dropped int64
-	for i := range evs {
-		e := &evs[i]
-		if t.spec.OnEvent != nil {
-			t.spec.OnEvent(*e)
-		}
-		for _, s := range t.subs {
-			select {
-			case s.c <- *e:
-			default:
-				s.dropped.Add(1)
-				dropped++
-			}
-		}
-	}
-	t.dropped.Add(dropped)
-}
-
-func (t *Turn) closePublishing() {
-	t.pubMu.Lock()
-	defer t.pubMu.Unlock()
-	t.pubClosed = true
-	for _, s := range t.subs {
-		if !s.closed {
-			s.closed = true
-			close(s.c)
-		}
-	}
-	t.subs = nil
-}
-
 type stdoutSink struct{ t *Turn }
 
 func (s stdoutSink) Write(p []byte) (int, error) {
@@ -344,7 +221,7 @@ func (t *Turn) onStderrLine(line []byte, _ bool) {
 	t.mu.Lock()
 	if !t.st.finalized && t.st.end == "" {
 		t.st.end = FinalizedByAuth
-		t.st.authLine = "stderr: " + t.red.redactString(string(line))
+		t.st.authLine = "stderr: " + t.red.String(string(line))
 	}
 	t.mu.Unlock()
 	t.signalEnd()
@@ -386,150 +263,6 @@ func (t *Turn) signalEnd() {
 	}
 }
 
-// apply folds a parsed line into the state. It reports whether the line
-// ended the turn and whether the deadlines may have moved earlier. Called
-// with t.mu held.
-func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
-	s := &t.st
-	s.events += int64(len(in.events))
-	if in.invalid != "" {
-		s.parseErrors++
-		if s.sample == "" {
-			s.sample = fmt.Sprintf("line %d (%s): %s", t.parser.p.line, in.invalid, in.sample)
-		}
-		s.lastText = in.sample
-		return false, false
-	}
-	s.validJSON = true
-	setEnd := func(by FinalizedBy) {
-		if s.end == "" {
-			s.end = by
-			end = true
-		}
-	}
-	if s.format == FormatAuto && t.parser.Format != FormatAuto {
-		s.format = t.parser.Format
-	}
-	req := t.spec.RequirePermissionMode
-	if req != "" && s.format == FormatCodex {
-		s.permWhy = "permission mode " + req + " was required, but codex streams do not report one"
-		setEnd(FinalizedByPermissionMode)
-	}
-	if in.init {
-		s.sawInit = true
-		if in.hasPerm {
-			s.permMode = in.permMode
-		}
-		if req != "" && s.format == FormatClaude && s.permMode != req {
-			got := s.permMode
-			if !in.hasPerm {
-				got = "none"
-			}
-			s.permWhy = fmt.Sprintf("permission mode %s was required but the agent reports %s: pass --permission-mode %s (or check that a setting or policy does not override it)", req, got, req)
-			setEnd(FinalizedByPermissionMode)
-		}
-	}
-	if in.usage != nil {
-		s.lastUsage = in.usage
-	}
-	final := false
-	for i := range in.events {
-		e := &in.events[i]
-		s.tl.Add(e)
-		switch e.Kind {
-		case KindText:
-			s.lastText = e.Text
-		case KindToolUse:
-			if req != "" && !s.sawInit {
-				s.permWhy = "permission mode " + req + " was required, but the agent called a tool before reporting its mode"
-				setEnd(FinalizedByPermissionMode)
-			}
-			moved = true
-		case KindToolResult:
-			moved = true
-		case KindResult:
-			final = e.Final
-		}
-	}
-	if in.bgSet {
-		s.bg = append(s.bg[:0], t.parser.p.bg...)
-		moved = true
-	}
-	if in.authFailed {
-		s.authLine = "the stream reports authentication_failed"
-		setEnd(FinalizedByAuth)
-	}
-	if in.hasAnswer {
-		s.answer, s.hasAnswer = in.answer, true
-	}
-	if r := in.result; r != nil {
-		s.segments++
-		s.lastResult = r
-		if r.hasCost {
-			s.cost = r.cost
-		}
-		if r.hasTurns {
-			s.numTurns = r.numTurns
-		} else if r.codex {
-			s.numTurns++
-		}
-		if r.usage != nil {
-			s.usage = r.usage
-		}
-		if r.modelUsage != nil {
-			s.modelUsage = r.modelUsage
-		}
-		if req != "" && !s.sawInit {
-			s.permWhy = "permission mode " + req + " was required, but the agent ended a turn without reporting its mode"
-			setEnd(FinalizedByPermissionMode)
-		}
-		if final {
-			setEnd(FinalizedByResult)
-		}
-	}
-	return end, moved
-}
-
-// deadline returns the earliest moment a watchdog could fire. Called with
-// t.mu held.
-func (t *Turn) deadline() time.Time {
-	var d time.Time
-	earlier := func(x time.Time) {
-		if d.IsZero() || x.Before(d) {
-			d = x
-		}
-	}
-	if t.spec.Timeout > 0 {
-		earlier(t.start.Add(t.spec.Timeout))
-	}
-	if d := t.st.tl.nextStall(); !d.IsZero() {
-		earlier(d)
-	}
-	if idle := setting.Or(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
-		earlier(time.Unix(0, t.lastOut.Load()).Add(idle))
-	}
-	return d
-}
-
-// expired reports which watchdog has fired at now, if any: stall first,
-// then idle, then the budget. Called with t.mu held.
-func (t *Turn) expired(now time.Time) FinalizedBy {
-	if c := t.st.tl.stalled(now); c != nil {
-		c.Detail = t.red.redactString(c.Detail)
-		t.st.stalled = c
-		return FinalizedByStall
-	}
-	if idle := setting.Or(t.spec.IdleTimeout, DefaultIdleTimeout); idle > 0 && t.st.tl.openCalls() == 0 && len(t.st.bg) == 0 {
-		if !now.Before(time.Unix(0, t.lastOut.Load()).Add(idle)) {
-			return FinalizedByIdle
-		}
-	}
-	if t.spec.Timeout > 0 && !now.Before(t.start.Add(t.spec.Timeout)) {
-		return FinalizedByBudget
-	}
-	return ""
-}
-
 // run is the turn's goroutine: it waits for the end of the turn, publishes
 // the result, and tears the tree down.
 func (t *Turn) run(ctx context.Context) {
@@ -560,7 +293,7 @@ func (t *Turn) run(ctx context.Context) {
 loop:
 	for {
 		t.mu.Lock()
-		d := t.deadline()
+		d := t.deadline(time.Now())
 		t.mu.Unlock()
 		if d.IsZero() {
 			timer.Reset(time.Hour)
@@ -678,7 +411,7 @@ func (t *Turn) addProcess(r *Result, end time.Time) {
 	if pr.Signal != 0 {
 		r.Signal = proc.SignalName(pr.Signal)
 	}
-	r.StderrTail = t.red.redactString(tail(pr.Stderr, 4096))
+	r.StderrTail = t.red.String(tail(pr.Stderr, 4096))
 	r.Process = &ProcessInfo{
 		Pid:             pr.Pid,
 		ExitCode:        pr.ExitCode,
@@ -687,99 +420,7 @@ func (t *Turn) addProcess(r *Result, end time.Time) {
 		ContainmentNote: pr.ContainmentNote,
 		Killed:          pr.Killed,
 		Survivors:       pr.Survivors,
+		Sandbox:         pr.Sandbox,
 		TeardownMS:      ms(max(time.Since(end), 0)),
 	}
-}
-
-// result snapshots the state into a Result. Called with t.mu held.
-func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
-	s := &t.st
-	r := &Result{
-		FinalizedBy:      by,
-		Format:           s.format,
-		SessionID:        s.tl.SessionID(),
-		Model:            s.tl.Model(),
-		PermissionMode:   s.permMode,
-		NumTurns:         s.numTurns,
-		CostUSD:          s.cost,
-		Usage:            s.usage,
-		LastCallUsage:    s.lastUsage,
-		ModelUsage:       s.modelUsage,
-		Segments:         s.segments,
-		ToolsDropped:     s.tl.ToolsDropped(),
-		StalledTool:      s.stalled,
-		Events:           s.events,
-		Lines:            s.lines,
-		Bytes:            s.bytes,
-		ParseErrors:      s.parseErrors,
-		ParseErrorSample: s.sample,
-		LinesCut:         s.linesCut,
-		BytesCut:         s.bytesCut,
-		ExitCode:         -1,
-		Start:            t.start,
-		Duration:         end.Sub(t.start),
-		TranscriptPath:   t.spec.TranscriptPath,
-		AgentErrors:      s.tl.Errors(),
-	}
-	r.DurationMS = ms(r.Duration)
-	if r.Usage == nil && s.lastUsage != nil {
-		r.Usage = s.lastUsage
-	}
-	r.Tools = s.tl.Tools(end)
-	for i := range r.Tools {
-		// The inputs and outputs of tools may hold secrets the agent was
-		// given; the Result is stored and printed.
-		c := &r.Tools[i]
-		c.Detail, c.ErrorText = t.red.redactString(c.Detail), t.red.redactString(c.ErrorText)
-	}
-	switch {
-	case s.hasAnswer:
-		r.Text = s.answer
-	case s.lastResult != nil && s.lastResult.hasText:
-		r.Text, r.TextTruncated = s.lastResult.text, s.lastResult.textCut
-	default:
-		r.Text = s.lastText
-	}
-	if s.lastResult != nil {
-		r.Subtype, r.IsError = s.lastResult.subtype, s.lastResult.isError
-	}
-	if t.p != nil {
-		if _, errOut := t.p.Output(); errOut.Bytes > 0 {
-			r.StderrTail = t.red.redactString(tail(errOut, 4096))
-		}
-	}
-	return r
-}
-
-func (t *Turn) outcome(by FinalizedBy, r *Result) *outcome {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	o := &outcome{
-		by:        by,
-		result:    t.st.lastResult,
-		errs:      t.st.tl.errors,
-		authLine:  t.st.authLine,
-		permWhy:   t.st.permWhy,
-		stalled:   t.st.stalled,
-		validJSON: t.st.validJSON,
-		lastText:  t.st.lastText,
-		stderr:    r.StderrTail,
-		exitCode:  r.ExitCode,
-	}
-	if r.Proc != nil {
-		o.signal = r.Proc.Signal
-		if r.Proc.Cancelled || r.Proc.TimedOut {
-			o.signal = 0 // corral sent it
-		}
-	}
-	return o
-}
-
-// tail returns the last n bytes of an output as text.
-func tail(o corral.Output, n int) string {
-	s := o.Text()
-	if len(s) > n {
-		s = s[len(s)-n:]
-	}
-	return s
 }

@@ -79,6 +79,14 @@ func closeTurn(t *testing.T, turn *headless.Turn) *headless.Result {
 	return r
 }
 
+// costOf reads a result's cost, -1 when none was reported.
+func costOf(r *headless.Result) float64 {
+	if r.CostUSD == nil {
+		return -1
+	}
+	return *r.CostUSD
+}
+
 func expect(t *testing.T, r *headless.Result, status corral.Status, et corral.ErrorType, by headless.FinalizedBy) {
 	t.Helper()
 	if r.Status != status || r.ErrorType != et || r.FinalizedBy != by {
@@ -99,8 +107,8 @@ func TestTurnSucceedsAndSalvagesTheStream(t *testing.T) {
 	if r.SessionID != "5f0c6c8e-1b9d-4c3a-9a51-0c2f3f7d9e11" || r.Model != "claude-sonnet-4-5" {
 		t.Errorf("session %q model %q", r.SessionID, r.Model)
 	}
-	if r.NumTurns != 2 || r.CostUSD != 0.0123 || r.Segments != 1 || r.Format != headless.FormatClaude {
-		t.Errorf("num_turns %d cost %v segments %d format %s", r.NumTurns, r.CostUSD, r.Segments, r.Format)
+	if r.NumTurns != 2 || costOf(r) != 0.0123 || r.Segments != 1 || r.Format != headless.FormatClaude {
+		t.Errorf("num_turns %d cost %v segments %d format %s", r.NumTurns, costOf(r), r.Segments, r.Format)
 	}
 	if r.Usage == nil || r.Usage.OutputTokens != 450 || r.Usage.CacheReadInputTokens != 4000 {
 		t.Errorf("final usage %+v", r.Usage)
@@ -296,17 +304,18 @@ func TestResultWithLiveBackgroundTaskIsOnlyASegment(t *testing.T) {
 	turn := start(t, context.Background(), spec)
 	r := wait(t, turn)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
-	if r.Text != "The agent found 3 leads." || r.Segments != 2 || r.NumTurns != 4 || r.CostUSD != 0.07 {
-		t.Errorf("text %q segments %d turns %d cost %v", r.Text, r.Segments, r.NumTurns, r.CostUSD)
+	if r.Text != "The agent found 3 leads." || r.Segments != 2 || r.NumTurns != 4 || costOf(r) != 0.07 {
+		t.Errorf("text %q segments %d turns %d cost %v", r.Text, r.Segments, r.NumTurns, costOf(r))
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(results) != 2 || results[0].Final || !results[1].Final {
 		t.Errorf("result events %+v", results)
 	}
-	// Ambient tasks and background shells do not count.
-	if len(bg) != 2 || bg[0] != 1 || bg[1] != 0 {
-		t.Errorf("background set sizes %v, want [1 0]", bg)
+	// Ambient tasks do not count; a background shell does, as Claude Code
+	// waits for it too.
+	if len(bg) != 2 || bg[0] != 2 || bg[1] != 0 {
+		t.Errorf("background set sizes %v, want [2 0]", bg)
 	}
 	closeTurn(t, turn)
 }
@@ -369,8 +378,8 @@ func TestResultClassification(t *testing.T) {
 			}
 			switch c.scenario {
 			case "max-turns":
-				if r.NumTurns != 3 || r.CostUSD != 0.31 || len(r.AgentErrors) == 0 {
-					t.Errorf("salvage: turns %d cost %v errors %v", r.NumTurns, r.CostUSD, r.AgentErrors)
+				if r.NumTurns != 3 || costOf(r) != 0.31 || len(r.AgentErrors) == 0 {
+					t.Errorf("salvage: turns %d cost %v errors %v", r.NumTurns, costOf(r), r.AgentErrors)
 				}
 			case "crash":
 				if !strings.Contains(r.Reason, "exited 3") || !strings.Contains(r.StderrTail, "TypeError") {
@@ -485,8 +494,8 @@ func TestCancelInterruptsTheAgentFirst(t *testing.T) {
 	r := wait(t, turn)
 	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)
 	// The agent saw SIGINT and finished its step: its result was salvaged.
-	if r.CostUSD != 0.033 || r.Subtype != "error_during_execution" {
-		t.Errorf("salvage after SIGINT: cost %v subtype %q", r.CostUSD, r.Subtype)
+	if costOf(r) != 0.033 || r.Subtype != "error_during_execution" {
+		t.Errorf("salvage after SIGINT: cost %v subtype %q", costOf(r), r.Subtype)
 	}
 	full := closeTurn(t, turn)
 	if full.ExitCode != 130 {
@@ -550,7 +559,7 @@ func TestCodexTurns(t *testing.T) {
 		et       corral.ErrorType
 		by       headless.FinalizedBy
 	}{
-		{"codex-failed", corral.ErrorRateLimit, headless.FinalizedByResult},
+		{"codex-failed", corral.ErrorQuota, headless.FinalizedByResult},
 		{"codex-auth", corral.ErrorAuth, headless.FinalizedByResult},
 		{"codex-hung-mcp", corral.ErrorStall, headless.FinalizedByStall},
 	} {
@@ -592,9 +601,42 @@ func TestTranscriptIsWrittenBoundedAndRedacted(t *testing.T) {
 	if !strings.Contains(string(b), "[REDACTED]") || !strings.Contains(string(b), `"type":"result"`) {
 		t.Fatalf("transcript incomplete:\n%s", b)
 	}
+	// The answer, which the Result stores and prints, is redacted alike.
+	if strings.Contains(r.Text, secret) || !strings.Contains(r.Text, "[REDACTED]") {
+		t.Errorf("result text %q", r.Text)
+	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("transcript mode %v", fi.Mode())
 	}
+
+	t.Run("private key", func(t *testing.T) {
+		// A key the agent read from a file reaches the stream as one JSON
+		// string with its line breaks escaped: all of it goes, body
+		// included, and the transcript stays JSON lines.
+		const body = "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu"
+		path := filepath.Join(t.TempDir(), "key.jsonl")
+		spec := agent(t, "success", "-echo-env", "SETUP_NOTES")
+		spec.Env = append(spec.Env, "SETUP_NOTES=-----BEGIN RSA PRIVATE KEY-----\n"+body+"\nKUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n-----END RSA PRIVATE KEY-----\n")
+		spec.TranscriptPath = path
+		turn := start(t, context.Background(), spec)
+		expect(t, wait(t, turn), corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
+		closeTurn(t, turn)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), body) || strings.Contains(string(b), "PRIVATE KEY") {
+			t.Fatalf("transcript leaks the key:\n%s", b)
+		}
+		if !strings.Contains(string(b), `The key is [REDACTED]\n and a token [REDACTED].`) {
+			t.Fatalf("key not masked as one:\n%s", b)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Fatalf("redaction broke a JSON line: %s", line)
+			}
+		}
+	})
 
 	t.Run("bounded", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "small.jsonl")
@@ -708,4 +750,28 @@ func TestStartRejectsBadInput(t *testing.T) {
 	if _, err := headless.Start(ctx, &headless.Spec{Args: []string{fakeAgent, "success"}}); err == nil {
 		t.Errorf("Start with a done context succeeded")
 	}
+}
+
+// TestBackgroundTimeoutEndsATurnWaitingForADevServer: Claude Code waits for
+// a shell command it ran in the background; one that never ends (a dev
+// server) holds the turn only until the background timeout, which is
+// reported, and the agent's answer stands.
+func TestBackgroundTimeoutEndsATurnWaitingForADevServer(t *testing.T) {
+	spec := agent(t, "dev-server")
+	spec.BackgroundTimeout = time.Second
+	spec.IdleTimeout = time.Hour
+	began := time.Now()
+	turn := start(t, context.Background(), spec)
+	r := wait(t, turn)
+	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByBackground)
+	if el := time.Since(began); el < time.Second {
+		t.Errorf("ended after %v, before the background timeout", el)
+	}
+	if r.Text != "The dev server is running on port 3000." || len(r.BackgroundTasks) != 1 || r.BackgroundTasks[0].ID != "bdev1" || r.BackgroundTasks[0].Type != "local_bash" {
+		t.Errorf("text %q background tasks %+v", r.Text, r.BackgroundTasks)
+	}
+	if !strings.Contains(r.Reason, "still live 1s after the agent's last result") || !strings.Contains(r.Reason, "Start the dev server") {
+		t.Errorf("reason %q", r.Reason)
+	}
+	closeTurn(t, turn)
 }

@@ -33,7 +33,7 @@ func TestHTTPServerGivesEachClientItsOwnSessionAndChecksTheToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler("s3cret", time.Minute))
+	hs := httptest.NewServer(srv.Handler(HTTPOptions{Token: "s3cret", Idle: time.Minute}))
 	defer func() {
 		hs.Close()
 		srv.Close()

@@ -4,6 +4,14 @@
 // session, created at its first tool call and closed, with its background
 // jobs, when the connection ends.
 //
+// The transports stand between the SDK and clients the server does not
+// control: every message is checked before the SDK sees it, so a malformed
+// one gets a JSON-RPC error and the connection goes on; messages, commands
+// and results have size limits; the calls that run in a session's shell
+// run one at a time in the order they arrived, their timeouts counted from
+// then; a call the client cancelled gets no response. Shutdown ends the
+// server in order, leaving no command, job or file behind.
+//
 // Tools: run_command, job_output, job_kill, list_jobs, reset_session and
 // environment. Their descriptions are written for a model: what the tool
 // does, its limits, what a timeout means, and that background jobs are read
@@ -12,13 +20,11 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -34,11 +40,16 @@ type Server struct {
 	tool   *shell.Tool
 	mcp    *mcp.Server
 	logger *slog.Logger
+	links  links
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*shell.Session
-	closed   bool
-	wg       sync.WaitGroup
+	calls    map[*callCtx]struct{} // tool calls in flight
+	stopping bool                  // Shutdown began: no new calls
+	closed   bool                  // sessions closed: no new sessions
+	reapers  []chan struct{}       // closed to stop the HTTP reapers
+	handlers sync.WaitGroup        // tool calls in flight
+	watchers sync.WaitGroup        // the server's own goroutines
 }
 
 // Config configures a Server.
@@ -71,59 +82,17 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{tool: cfg.Tool, logger: logger, sessions: map[*mcp.ServerSession]*shell.Session{}}
+	s := &Server{tool: cfg.Tool, logger: logger, sessions: map[*mcp.ServerSession]*shell.Session{}, calls: map[*callCtx]struct{}{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
 		Logger:       logger,
 		Instructions: instructions,
 	})
+	s.mcp.AddReceivingMiddleware(s.callMiddleware)
 	s.addTools()
 	return s, nil
 }
 
 const instructions = `corral runs shell commands on this machine in a persistent bash session (one per connection), with timeouts that hold and nothing left running behind. Use run_command for commands; background: true for servers, watchers and long builds, then job_output to read them and job_kill to stop them. Call environment once to learn the OS, shell, working directory and tool versions.`
-
-// MCP returns the underlying SDK server, to add more tools or serve it
-// over another transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// ServeStdio serves one client over t (an *mcp.StdioTransport for the
-// process's own stdin and stdout) until the client disconnects or ctx ends,
-// then closes the client's shell session.
-func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
-	s.Close()
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-// Handler returns an http.Handler serving streamable HTTP. With a
-// non-empty token every request must carry "Authorization: Bearer TOKEN".
-// Idle HTTP sessions end after idle (zero: 30 minutes), closing their
-// shell sessions.
-func (s *Server) Handler(token string, idle time.Duration) http.Handler {
-	if idle <= 0 {
-		idle = 30 * time.Minute
-	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		SessionTimeout: idle,
-		Logger:         s.logger,
-	})
-	if token == "" {
-		return h
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
-			http.Error(w, "unauthorized: send the server's token as Authorization: Bearer TOKEN", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
 
 // CheckListen refuses to serve on an address other than loopback without a
 // token: anyone who can reach the port could run commands.
@@ -135,26 +104,83 @@ func CheckListen(addr, token string) error {
 	if token != "" {
 		return nil
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if isLoopbackHost(host) {
 		return nil
 	}
 	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
 }
 
-// Close closes every client's shell session, ending their background jobs.
+// isLoopbackHost reports whether host (a name or an address, without a
+// port) is this machine's loopback.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Shutdown ends the server in order. Tool calls that arrive from now on
+// are refused with an error result; the calls in flight are cancelled (a
+// running command is stopped as a timeout would stop it) and answered with
+// an error result; once they are answered, or ctx ends, every client
+// session is closed: its background jobs are stopped, their process trees
+// gone, and its state files removed. The transports stop with it: the
+// stdio connection ends, HTTP clients get 503 for new requests and their
+// event streams end. The Tool itself is not closed: its own jobs and
+// temporary directory are the caller's, through Tool.Close. Shutdown
+// returns once all of that is done; the processes are gone even when ctx
+// ended first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopping = true
+	for c := range s.calls {
+		c.cancel(errShuttingDown)
+	}
+	s.mu.Unlock()
+	handled := make(chan struct{})
+	go func() { s.handlers.Wait(); close(handled) }()
+	select {
+	case <-handled:
+		for _, l := range s.links.all() {
+			l.idle(ctx)
+		}
+	case <-ctx.Done():
+	}
+	return s.Close()
+}
+
+// errShuttingDown is the cause of the calls Shutdown cancels.
+var errShuttingDown = errors.New("corral mcp is shutting down")
+
+// Close closes every client's shell session at once, stopping the
+// commands and background jobs running there and waiting for their
+// process trees to be gone, and ends every client connection. Use
+// Shutdown to answer the calls in flight first.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	s.closed = true
+	s.stopping, s.closed = true, true
+	for c := range s.calls {
+		c.cancel(errShuttingDown)
+	}
 	sessions := s.sessions
 	s.sessions = map[*mcp.ServerSession]*shell.Session{}
-	s.mu.Unlock()
-	for _, sh := range sessions {
-		sh.Close()
+	for _, stop := range s.reapers {
+		close(stop)
 	}
-	s.wg.Wait()
+	s.reapers = nil
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sh := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); sh.Close() }()
+	}
+	wg.Wait()
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
+	s.watchers.Wait()
 	return nil
 }
 
@@ -187,10 +213,10 @@ func (s *Server) session(ctx context.Context, ss *mcp.ServerSession) (*shell.Ses
 		return other, nil
 	}
 	s.sessions[ss] = sh
-	s.wg.Add(1)
+	s.watchers.Add(1)
 	s.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
+		defer s.watchers.Done()
 		ss.Wait()
 		s.mu.Lock()
 		cur, ok := s.sessions[ss]

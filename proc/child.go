@@ -24,6 +24,14 @@ type child interface {
 	// signalTree sends sig to every live process of the tree, followed by
 	// SIGCONT so that stopped processes act on it, and returns them.
 	signalTree(sig syscall.Signal) []procKey
+	// images returns the live processes of the tree with the program each
+	// runs, for signalLate; nil where the tier cannot list them.
+	images() map[procKey]string
+	// signalLate sends sig (followed by SIGCONT) to the live processes of
+	// the tree that are not in sent, and with execs to those that run
+	// another program than the one sent records; it records them and
+	// returns them.
+	signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey
 	// killTree sends SIGKILL to the whole tree, in a way that forks cannot
 	// race where the tier allows, and returns the processes it found.
 	killTree() []procKey
@@ -47,4 +55,19 @@ type spawnAttr struct {
 	tier  corral.Containment
 	label string
 	limit Limits
+
+	sandbox   corral.Sandbox
+	enclosure *Enclosure
+}
+
+// bindingReporter is a child that knows what ends its tree if the
+// supervisor is killed.
+type bindingReporter interface {
+	binding() (binding, note string)
+}
+
+// sandboxReporter is a child that ran sandboxed; its report is complete
+// once finish has run.
+type sandboxReporter interface {
+	sandboxResult() *corral.SandboxReport
 }

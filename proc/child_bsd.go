@@ -101,6 +101,12 @@ func (c *bsdChild) signalTree(sig syscall.Signal) []procKey {
 	return []procKey{{pid: -c.pid}} // the group; members cannot be counted here
 }
 
+// images and signalLate do nothing: the group signal reached every
+// member, and the system cannot list them.
+func (c *bsdChild) images() map[procKey]string { return nil }
+
+func (c *bsdChild) signalLate(syscall.Signal, map[procKey]string, bool) []procKey { return nil }
+
 func (c *bsdChild) killTree() []procKey { return c.signalTree(unix.SIGKILL) }
 
 func (c *bsdChild) alive() int {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
+	"github.com/corralrun/corral/internal/shim"
 )
 
 // linuxChild is a main process started with a pidfd, in a session of its
@@ -33,12 +36,16 @@ type linuxChild struct {
 	limits string
 
 	unclaim func()
+
+	guardian *shim.Guardian // kills the leaf if this process dies
+	bindNote string         // why nothing binds the tree to this process
 }
 
 // tree is one Linux containment tier.
 type tree interface {
 	members() []procKey // live processes of the tree, main included while alive
 	signal(sig unix.Signal) []procKey
+	signalMember(k procKey, sig unix.Signal) error
 	kill() []procKey
 	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
@@ -50,6 +57,102 @@ func spawn(a *spawnAttr) (child, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.enclosure == nil {
+		return nil, fmt.Errorf("%w: the pidns tier holds sandboxed runs only", ErrTierUnavailable)
+	}
+	switch {
+	case a.enclosure != nil:
+		return spawnInEnclosure(a)
+	case a.sandbox.Enabled():
+		return spawnSandboxed(a, tier, why)
+	case tier != corral.ContainmentCgroup:
+		c, err := startInit(a, initAttr{tier: tier, why: why, limits: noLimits(a.limit)})
+		var f *initFailure
+		if err == nil || !errors.As(err, &f) || f.stage == "start" {
+			return c, err
+		}
+		// The init could not run here (this program cannot be executed
+		// again, say): hold the tree from this process, unbound.
+		d, derr := spawnDirect(a, tier, why)
+		if lc, ok := d.(*linuxChild); ok {
+			lc.bindNote = "no init: " + err.Error()
+		}
+		return d, derr
+	}
+	return spawnDirect(a, tier, why)
+}
+
+func noLimits(l Limits) string {
+	if l != (Limits{}) {
+		return "limits not applied: they need the cgroup tier"
+	}
+	return ""
+}
+
+// spawnSandboxed starts a sandboxed run: an init in namespaces of its own,
+// in a cgroup leaf when the tier is cgroup.
+func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, error) {
+	uid := -1
+	if a.cred != nil {
+		uid = int(a.cred.UID)
+	}
+	b, err := newBox(a.sandbox, a.dir, uid)
+	if err != nil {
+		return nil, err
+	}
+	a.env = append(a.env, b.env...)
+	ia := initAttr{tier: tier, why: why, policy: b.policy, box: b, limits: noLimits(a.limit)}
+	if a.tier != corral.ContainmentCgroup && (tier != corral.ContainmentCgroup || a.limit == (Limits{})) {
+		// The sandbox's pid namespace holds the tree exactly and dies with
+		// corral: a cgroup leaf adds nothing unless asked for, or needed
+		// for limits.
+		ia.tier, ia.why = corral.ContainmentPidNamespace, ""
+	}
+	if ia.tier == corral.ContainmentCgroup {
+		root, _ := cgroup.Detect()
+		if ia.leaf, err = root.NewLeaf(a.label); err != nil {
+			b.close()
+			return nil, err
+		}
+		ia.limits = applyLimits(root, ia.leaf, a.limit)
+	}
+	c, err := startInit(a, ia)
+	if err != nil {
+		return nil, sandboxStartError(err)
+	}
+	return c, nil
+}
+
+// spawnInEnclosure starts a run in an enclosure: the enclosure's holder
+// forks its init.
+func spawnInEnclosure(a *spawnAttr) (child, error) {
+	e := a.enclosure
+	a.env = append(a.env, e.impl.box.env...)
+	c, err := startInit(a, initAttr{tier: corral.ContainmentSubreaper, encl: e, limits: noLimits(a.limit)})
+	if err != nil {
+		if e.isClosed() {
+			return nil, fmt.Errorf("%w: %v", ErrEnclosureClosed, err)
+		}
+		return nil, sandboxStartError(err)
+	}
+	return c, nil
+}
+
+// sandboxStartError says that the sandbox could not be built, when that
+// is what failed, so that callers refuse with the reason.
+func sandboxStartError(err error) error {
+	var f *initFailure
+	if errors.As(err, &f) && f.stage != "start" {
+		return fmt.Errorf("%w: %s: %w", ErrSandboxUnavailable, f.stage, f.err)
+	}
+	return err
+}
+
+// spawnDirect starts the main process as this process's child, held by
+// a cgroup leaf (with the guardian) or, without an init, by this process
+// as a subreaper or by the process group.
+func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, error) {
+	var err error
 	c := &linuxChild{tier: tier, why: why, exit: make(chan struct{})}
 	sys := &syscall.SysProcAttr{Setsid: true}
 	pidfd := -1
@@ -70,8 +173,14 @@ func spawn(a *spawnAttr) (child, error) {
 		c.limits = applyLimits(root, leaf, a.limit)
 		sys.UseCgroupFD = true
 		sys.CgroupFD = leaf.FD()
-	} else if a.limit != (Limits{}) {
-		c.limits = "limits not applied: they need the cgroup tier"
+		if g, err := cgroupGuardian(root); err == nil {
+			c.guardian = g
+		} else {
+			c.bindNote = err.Error()
+		}
+	} else {
+		c.limits = noLimits(a.limit)
+		c.bindNote = "the tree is held by this process alone"
 	}
 	if tier == corral.ContainmentSubreaper || tier == corral.ContainmentCgroup {
 		// Orphans come to us, so their zombies can be reaped.
@@ -94,7 +203,12 @@ func spawn(a *spawnAttr) (child, error) {
 				b.tier = corral.ContainmentSubreaper
 				ch, err2 := spawn(&b)
 				if err2 == nil {
-					ch.(*linuxChild).why = "cgroup spawn failed: " + err.Error()
+					switch ch := ch.(type) {
+					case *linuxChild:
+						ch.why = "cgroup spawn failed: " + err.Error()
+					case *initChild:
+						ch.why = "cgroup spawn failed: " + err.Error()
+					}
 				}
 				return ch, err2
 			}
@@ -149,6 +263,9 @@ func chooseTier(want corral.Containment) (corral.Containment, string, error) {
 			return "", "", fmt.Errorf("%w: %v", ErrTierUnavailable, err)
 		}
 	case corral.ContainmentSubreaper, corral.ContainmentProcessGroup:
+	case corral.ContainmentPidNamespace:
+		// Chosen for a sandboxed run; without a sandbox there is no
+		// namespace to hold the tree.
 	default:
 		return "", "", fmt.Errorf("%w: %s is not available on Linux", ErrTierUnavailable, want)
 	}
@@ -243,9 +360,18 @@ func (c *linuxChild) handle() Handle {
 	return Handle{Pid: c.pid, StartTicks: c.start(), Cgroup: c.tree.cgroupPath(), Containment: c.tier}
 }
 
-func (c *linuxChild) note() string            { return c.why }
-func (c *linuxChild) limitsNote() string      { return c.limits }
-func (c *linuxChild) exited() <-chan struct{} { return c.exit }
+func (c *linuxChild) note() string { return c.why }
+
+func (c *linuxChild) binding() (string, string) {
+	if c.guardian != nil {
+		return BindingGuardian, ""
+	}
+	return "", c.bindNote
+}
+
+func (c *initChild) binding() (string, string) { return c.bound, "" }
+func (c *linuxChild) limitsNote() string       { return c.limits }
+func (c *linuxChild) exited() <-chan struct{}  { return c.exit }
 
 func (c *linuxChild) signalMain(sig syscall.Signal) error {
 	if c.pidfd != nil {
@@ -273,6 +399,58 @@ func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
 		c.tree.signal(unix.SIGCONT)
 	}
 	return keys
+}
+
+func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+	return signalLate(c.tree, sig, sent, execs)
+}
+
+func (c *linuxChild) images() map[procKey]string { return images(c.tree) }
+
+// signalLate sends sig to the members of t that joined the tree since the
+// first signal, and with execs to those that run another program than when
+// they got it: a shell's child forked while the shell held the signal
+// blocked may catch it in the shell's inherited handler and lose it when
+// it executes the command.
+func signalLate(t tree, sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+	var out []procKey
+	for _, k := range t.members() {
+		img, ok := sent[k]
+		if ok && !execs {
+			continue
+		}
+		now := image(k.pid)
+		if ok && img == now {
+			continue
+		}
+		if t.signalMember(k, sig) == nil {
+			sent[k] = now
+			out = append(out, k)
+		}
+	}
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		for _, k := range out {
+			t.signalMember(k, unix.SIGCONT)
+		}
+	}
+	return out
+}
+
+// images returns the members of t with the program each runs.
+func images(t tree) map[procKey]string {
+	m := map[procKey]string{}
+	for _, k := range t.members() {
+		m[k] = image(k.pid)
+	}
+	return m
+}
+
+// image names the program pid runs: its executable and its name, which
+// both change when it executes another program.
+func image(pid int) string {
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	st, _ := procfs.ReadStat(pid)
+	return exe + "\x00" + st.Comm
 }
 
 func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
@@ -393,11 +571,33 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 		reaper.Reap(c.tree.claim)
 	}
 	if kept := c.tree.release(detach); kept != nil {
-		// Detached processes live on: keep reaping them as they go.
+		// Detached processes live on: keep reaping them as they go, and
+		// let them outlive this process.
 		reaper.RegisterUntil(c.tree.claim, kept)
+		if c.guardian != nil && c.tree.cgroupPath() != "" {
+			c.guardian.Detach(filepath.Base(c.tree.cgroupPath()))
+		}
 	}
 	c.unclaim()
 	return st, err
+}
+
+// guardian is the one guardian of this process's cgroup leaves, started
+// with the first of them.
+var guardian struct {
+	once sync.Once
+	g    *shim.Guardian
+	err  error
+}
+
+func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
+	guardian.once.Do(func() {
+		guardian.g, guardian.err = shim.StartGuardian(root.Dir, cgroup.OwnerPrefix())
+		if guardian.err != nil {
+			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
+		}
+	})
+	return guardian.g, guardian.err
 }
 
 // settle reaps the tree's last orphans. A process leaves its cgroup, and

@@ -30,7 +30,7 @@ const helperEnv = "CORRAL_WINDOWS_HELPER"
 func TestWindowsHelperProcess(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
-		t.Skip("the command that the Windows tests run")
+		t.Skip("SKIP: not a test: the command that the Windows tests run")
 	}
 	var args []string
 	for i, a := range os.Args {
@@ -259,7 +259,7 @@ func gone(h windows.Handle, d time.Duration) bool {
 func needConsole(t *testing.T) {
 	t.Helper()
 	if _, err := windows.GetConsoleCP(); err != nil {
-		t.Skip("the test process has no console, so CTRL_BREAK_EVENT cannot be delivered")
+		t.Skip("SKIP: the test process has no console, so CTRL_BREAK_EVENT cannot be delivered")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/corralrun/corral"
 )
@@ -13,39 +14,76 @@ import (
 // the wrapping error says what is missing.
 var ErrSandboxUnavailable = errors.New("sandbox unavailable")
 
+// ErrEnclosureClosed is returned by Start for a spec whose Enclosure was
+// closed.
+var ErrEnclosureClosed = errors.New("enclosure closed")
+
 // Enclosure is a sandbox that several runs share for its whole life: one
 // view of the file system with one private /tmp, one network namespace (a
-// server that one run starts is reachable from the next) and one egress
-// proxy. Each run inside still has a process tree of its own, contained,
-// timed out and torn down on its own. Close ends every run inside and
-// removes the private /tmp.
+// server that one run starts is reachable from the next), one pid
+// namespace, one egress proxy. Each run inside still has a process tree of
+// its own, contained, timed out and torn down on its own. Close ends every
+// run inside and removes the private /tmp. An Enclosure dies with the
+// supervisor: if the supervisor is killed, the kernel kills every process
+// inside.
+//
+// Its methods are safe for concurrent use.
 type Enclosure struct {
 	sandbox corral.Sandbox
 	workdir string
+
+	mu     sync.Mutex
+	closed bool
+	impl   *enclosureImpl
 }
 
 // NewEnclosure builds a sandbox for sb whose workspace is workdir (empty:
 // the supervisor's working directory). It fails with an error wrapping
-// ErrSandboxUnavailable when the confinement cannot be built here.
+// ErrSandboxUnavailable when the confinement cannot be built here; ctx
+// bounds the building.
 func NewEnclosure(ctx context.Context, sb corral.Sandbox, workdir string) (*Enclosure, error) {
 	if err := sb.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("proc: %w", err)
 	}
 	if !sb.Enabled() {
 		return nil, errors.New("proc: an enclosure needs a sandbox mode (read-only or workspace)")
 	}
-	return nil, fmt.Errorf("proc: %w: not built yet", ErrSandboxUnavailable)
+	e := &Enclosure{sandbox: sb, workdir: workdir}
+	impl, err := newEnclosure(ctx, sb, workdir)
+	if err != nil {
+		return nil, err
+	}
+	e.impl = impl
+	return e, nil
 }
+
+// Sandbox returns the settings the enclosure was built for.
+func (e *Enclosure) Sandbox() corral.Sandbox { return e.sandbox }
 
 // Report says what holds the enclosure's runs, with the hosts refused so
 // far.
 func (e *Enclosure) Report() corral.SandboxReport {
-	return corral.SandboxReport{Mode: e.sandbox.Mode, Network: e.sandbox.Network}
+	return e.impl.report()
 }
 
 // Close ends every run inside the enclosure and releases it. It is safe to
 // call more than once.
-func (e *Enclosure) Close() error { return nil }
+func (e *Enclosure) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	return e.impl.close()
+}
+
+func (e *Enclosure) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
 
 // checkSandbox refuses a spec whose sandbox cannot be honoured.
 func checkSandbox(spec *Spec) error {
@@ -55,8 +93,13 @@ func checkSandbox(spec *Spec) error {
 	if err := spec.Sandbox.Validate(); err != nil {
 		return fmt.Errorf("proc: %w", err)
 	}
-	if spec.Sandbox.Enabled() || spec.Enclosure != nil {
-		return fmt.Errorf("proc: %w: not built yet", ErrSandboxUnavailable)
+	if e := spec.Enclosure; e != nil {
+		if e.isClosed() {
+			return fmt.Errorf("proc: %w", ErrEnclosureClosed)
+		}
+		if spec.Credential != nil {
+			return errors.New("proc: a run in an enclosure runs as the enclosure's user: Credential is not supported there")
+		}
 	}
 	return nil
 }

@@ -44,16 +44,3 @@ func buildEnv(mode corral.EnvMode, allow, add, parent []string) []string {
 	}
 	return out
 }
-
-func allowed(name string, allow []string) bool {
-	for _, a := range allow {
-		if p, ok := strings.CutSuffix(a, "*"); ok {
-			if strings.HasPrefix(envKey(name), envKey(p)) {
-				return true
-			}
-		} else if envKey(name) == envKey(a) {
-			return true
-		}
-	}
-	return false
-}

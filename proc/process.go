@@ -160,6 +160,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		tier:  spec.Containment,
 		label: spec.Label,
 		limit: spec.Limits,
+
+		sandbox:   spec.Sandbox,
+		enclosure: spec.Enclosure,
 	})
 	if err != nil {
 		p.closeStreams()
@@ -174,6 +177,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		Containment:     c.handle().Containment,
 		ContainmentNote: c.note(),
 		LimitsNote:      c.limitsNote(),
+	}
+	if b, ok := c.(bindingReporter); ok {
+		p.res.Binding, p.res.BindingNote = b.binding()
 	}
 	copyStdin.start()
 	for _, s := range p.streams {
@@ -297,8 +303,19 @@ func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
 	return true
 }
 
+// execWindow is how long after the stop signal escalate watches for
+// processes that lost it in a fork and then executed their program; such a
+// process executes within microseconds of its fork, a loaded machine
+// permitting.
+const execWindow = 250 * time.Millisecond
+
 // escalate ends the tree: the stop signal (with SIGCONT), up to the grace
-// period for everything to exit, then SIGKILL. It returns the deadline for
+// period for everything to exit, then SIGKILL. During the grace, a process
+// that joined the tree after the signal went out, or that runs another
+// program than it did then, gets the signal too: a shell that catches the
+// signal or blocks it across fork (bash does both) may start a command
+// after the signal reached it, and the command must not sit the grace out
+// unaware. It returns the deadline for
 // the output drain that follows: Drain from when the tree was gone, or,
 // after SIGKILL, Drain from the kill, during which the tree's death is
 // confirmed too (a loaded machine takes a while to run the exits).
@@ -308,14 +325,17 @@ func (p *Process) escalate() time.Time {
 		if sig == 0 {
 			sig = syscall.SIGTERM
 		}
+		sent := p.child.images()
 		p.addKilled(p.child.signalTree(sig))
-		if p.waitGone(time.Now().Add(g)) {
+		at := time.Now()
+		late := func() { p.addKilled(p.child.signalLate(sig, sent, time.Since(at) < execWindow)) }
+		if p.waitGone(time.Now().Add(g), late) {
 			return time.Now().Add(p.spec.drain())
 		}
 	}
 	p.addKilled(p.child.killTree())
 	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
-	if !p.waitGone(deadline) && !p.waitDying() {
+	if !p.waitGone(deadline, nil) && !p.waitDying() {
 		p.res.Survivors = p.child.alive() // the main process included
 	}
 	return deadline
@@ -405,11 +425,15 @@ func survivorNote(stuck []stuckProc, others int) string {
 
 // waitGone polls until the main process has exited and no other process of
 // the tree is alive, or the deadline passes; it reports which came first.
-func (p *Process) waitGone(deadline time.Time) bool {
+// each, if set, runs at every poll.
+func (p *Process) waitGone(deadline time.Time, each func()) bool {
 	d := 500 * time.Microsecond
 	for {
 		if p.mainExited() && p.child.alive() == 0 {
 			return true
+		}
+		if each != nil {
+			each()
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -472,6 +496,9 @@ func (p *Process) finish() {
 	p.mu.Unlock()
 	p.res.Stdout = p.streams[0].finish()
 	p.res.Stderr = p.streams[1].finish()
+	if r, ok := p.child.(sandboxReporter); ok {
+		p.res.Sandbox = r.sandboxResult()
+	}
 }
 
 func (p *Process) closeStreams() {

@@ -4,10 +4,13 @@ import "context"
 
 // Reclaim kills what is left of a run whose supervisor died without
 // tearing it down (a crashed service), and returns how many processes it
-// killed. It never signals a process that is not provably the run's: with
-// a cgroup the leaf's membership decides; otherwise the main process is
-// matched by pid and start time, and its session and process group by the
-// id it led. A Handle whose tree is already gone is not an error.
+// killed. On Linux it never signals a process that is not provably the
+// run's: with a cgroup the leaf's membership decides; otherwise the main
+// process is matched by pid and start time, and its session and process
+// group by the id it led. On macOS and the BSDs it kills the process group
+// the main process led without such proof, and counts the group as one;
+// on Windows there is nothing to reclaim (see Platforms in the package
+// documentation). A Handle whose tree is already gone is not an error.
 //
 // Reclaim is for a new supervisor after a crash. Call it only for handles
 // of runs that no live supervisor owns.

@@ -47,8 +47,17 @@ type Result struct {
 	// LimitsNote says which of Spec.Limits were applied, or why not.
 	LimitsNote string
 
+	// Binding says what ends the tree if the supervisor itself is killed,
+	// SIGKILL included (guarantee 7): BindingPidNamespace, BindingInit or
+	// BindingGuardian; empty when nothing does here, with the reason in
+	// BindingNote.
+	Binding     string
+	BindingNote string
+
 	// Killed counts the processes of the tree that corral signalled to end:
 	// on timeout or cancellation, and leftovers after the main process exited.
+	// On macOS and the BSDs it counts the process group as one (see
+	// Platforms in the package documentation).
 	Killed int
 
 	// Detached counts processes left running under LeftoversDetach.
@@ -64,7 +73,8 @@ type Result struct {
 	// A process that was killed but not yet scheduled to die (a starved
 	// machine) is waited for, not counted. When the main process is among
 	// the survivors, its exit status is unknown: ExitCode is -1 and Signal
-	// is 0.
+	// is 0. On macOS and the BSDs it is 1 when the process group still had
+	// a member, whatever their number.
 	Survivors int
 
 	// SurvivorNote names the survivors and their state ("pid 812 (cat) in
@@ -107,6 +117,26 @@ type Handle struct {
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	// Cgroup is the run's cgroup leaf, when the cgroup tier held it.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Init and InitStartTicks name the run's init (a subreaper holding
+	// the tree, or pid 1 of the run's pid namespace), when there is one.
+	Init           int    `json:"init,omitempty"`
+	InitStartTicks uint64 `json:"init_start_ticks,omitempty"`
 	// Containment is the tier that held the tree.
 	Containment corral.Containment `json:"containment"`
 }
+
+// What ends a run's tree if the supervisor itself is killed (Result.Binding).
+const (
+	// BindingPidNamespace: the run's init is pid 1 of a pid namespace and
+	// dies with the supervisor (PR_SET_PDEATHSIG); the kernel then kills
+	// every process of the namespace.
+	BindingPidNamespace = "pid-namespace"
+
+	// BindingInit: the run's init, a child subreaper holding every
+	// descendant, freezes and kills them when the supervisor goes.
+	BindingInit = "init"
+
+	// BindingGuardian: a process bound to the supervisor kills the run's
+	// cgroup leaf when the supervisor goes.
+	BindingGuardian = "guardian"
+)

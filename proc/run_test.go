@@ -263,31 +263,38 @@ func TestStartFailsClearlyForMissingCommands(t *testing.T) {
 	}
 }
 
+// TestRunPassesTheEnvironmentAsAsked checks each mode against variables
+// of the parent that only the mode can pass: an exact name and a NAME*
+// prefix on the allowlist, a name that only an exact rule's prefix would
+// match, one on no list. Mutations caught: allowed() always false
+// (build tag mutation_envallow), always true, a NAME* rule taken as an
+// exact name, an exact name taken as a prefix.
 func TestRunPassesTheEnvironmentAsAsked(t *testing.T) {
 	t.Setenv("CORRAL_TEST_KEEP", "kept")
+	t.Setenv("CORRAL_TEST_EXACT", "exact")
+	t.Setenv("CORRAL_TEST_EXACTLY", "exactly")
 	t.Setenv("CORRAL_TEST_DROP", "dropped")
 	cases := []struct {
+		name  string
 		mode  corral.EnvMode
 		allow []string
 		want  string
 	}{
-		{corral.EnvInherit, nil, "kept dropped added"},
-		{corral.EnvAllowlist, []string{"CORRAL_TEST_K*"}, "kept  added"},
-		{corral.EnvClean, nil, "  added"},
+		{"inherit", corral.EnvInherit, nil, "k=kept e=exact x=exactly d=dropped a=added"},
+		{"allowlist", corral.EnvAllowlist, []string{"CORRAL_TEST_K*", "CORRAL_TEST_EXACT"}, "k=kept e=exact x= d= a=added"},
+		{"allowlist without star", corral.EnvAllowlist, []string{"CORRAL_TEST_KEE"}, "k= e= x= d= a=added"},
+		{"clean", corral.EnvClean, nil, "k= e= x= d= a=added"},
 	}
 	for _, c := range cases {
-		t.Run(c.mode.String(), func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			res := run(t, &proc.Spec{
 				Path:     "/bin/sh",
-				Args:     []string{"sh", "-c", `echo "$CORRAL_TEST_KEEP $CORRAL_TEST_DROP $CORRAL_TEST_ADD"`},
+				Args:     []string{"sh", "-c", `echo "k=$CORRAL_TEST_KEEP e=$CORRAL_TEST_EXACT x=$CORRAL_TEST_EXACTLY d=$CORRAL_TEST_DROP a=$CORRAL_TEST_ADD"`},
 				EnvMode:  c.mode,
 				EnvAllow: c.allow,
-				Env:      []string{"CORRAL_TEST_ADD=added", "CORRAL_TEST_KEEP=" + os.Getenv("CORRAL_TEST_KEEP")},
+				Env:      []string{"CORRAL_TEST_ADD=added"},
 			})
-			if c.mode == corral.EnvClean {
-				c.want = "kept  added"
-			}
-			if got := strings.TrimSpace(res.Stdout.Text()); got != strings.TrimSpace(c.want) {
+			if got := strings.TrimSpace(res.Stdout.Text()); got != c.want {
 				t.Fatalf("env %q, want %q", got, c.want)
 			}
 		})
@@ -296,7 +303,7 @@ func TestRunPassesTheEnvironmentAsAsked(t *testing.T) {
 
 func TestRunAsAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch users")
+		t.Skip("SKIP: needs root to switch users")
 	}
 	res := run(t, &proc.Spec{
 		Args:       []string{"sh", "-c", "id -u; id -g; id -G"},

@@ -57,6 +57,8 @@ type Spec struct {
 	Timeout time.Duration
 
 	// Grace is how long the tree has to exit after StopSignal before SIGKILL.
+	// A process that joins the tree during the grace gets StopSignal too
+	// (a shell may start a command just after the signal reached it).
 	// Zero means DefaultGrace; negative means SIGKILL at once.
 	Grace time.Duration
 

@@ -38,6 +38,10 @@ func (t *cgroupTree) signal(sig unix.Signal) []procKey {
 	return out
 }
 
+func (t *cgroupTree) signalMember(k procKey, sig unix.Signal) error {
+	return t.leaf.SignalMember(k.pid, sig)
+}
+
 func (t *cgroupTree) kill() []procKey {
 	keys := t.members()
 	if err := t.leaf.Kill(); err != nil {
@@ -94,6 +98,10 @@ func (t *pgroupTree) signal(sig unix.Signal) []procKey {
 	keys := t.members()
 	unix.Kill(-t.pgid, sig)
 	return keys
+}
+
+func (t *pgroupTree) signalMember(k procKey, sig unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sig)
 }
 
 func (t *pgroupTree) kill() []procKey { return t.signal(unix.SIGKILL) }
@@ -276,6 +284,10 @@ func (t *reapTree) signal(sig unix.Signal) []procKey {
 		}
 	}
 	return out
+}
+
+func (t *reapTree) signalMember(k procKey, sig unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sig)
 }
 
 // kill stops the tree with SIGSTOP until a scan finds nothing new running,

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
-	"github.com/corralrun/corral/service/internal/redact"
 	"github.com/corralrun/corral/service/internal/runlog"
 	"github.com/corralrun/corral/store"
 )
@@ -69,7 +69,8 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		logNote = fmt.Sprintf("no log: %v", err)
 		lw = nil
 	}
-	red := redact.New(append(redact.SecretEnv(a.Env), s.cfg.Secrets...)...)
+	red := redact.New(secretValues(a.Env, s.cfg.Env, s.cfg.Secrets)...)
+	logs := newLogStreams(red, lw)
 	timeout := e.Timeout.D()
 	if timeout == 0 {
 		timeout = a.Timeout.D()
@@ -96,7 +97,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 			}
 			lw.Write("system", fmt.Appendf(nil, "started: pid %d, containment %s", h.Pid, h.Containment))
 		},
-		OnLine: func(stream string, line []byte) { lw.Write(stream, red.Bytes(line)) },
+		OnLine: logs.line,
 		OnSalvage: func(session string) {
 			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -110,6 +111,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	}
 	res, _ := ex.Run(ctx, job)
 	treeGone := time.Now()
+	logs.close()
 	os.Remove(s.runFilePath(id))
 	lw.Write("system", fmt.Appendf(nil, "ended: %s", res.Status))
 	lw.Close()
@@ -132,6 +134,8 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		StderrBytes: res.Stderr.Bytes,
 		LogNote:     logNote,
 		Containment: res.Containment,
+		Sandbox:     res.Sandbox,
+		User:        res.User,
 		Killed:      res.Killed,
 		Duration:    res.Duration,
 	}

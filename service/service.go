@@ -56,7 +56,20 @@ type Config struct {
 	// (the API token goes here).
 	Secrets []string
 	// Env holds KEY=VALUE entries added to every run's environment.
+	// Runs start from a clean environment: a minimal base (PATH, HOME,
+	// USER, LOGNAME, LANG, TZ), the variables named by PassEnv and by
+	// their agent's pass_env, their agent's env, then these. Nothing else
+	// of the service's environment reaches them.
 	Env []string
+	// PassEnv names variables of the service's environment every run
+	// receives. CORRAL_TOKEN and CORRAL_DB are refused, and a variable
+	// holding one of Secrets is never passed.
+	PassEnv []string
+	// RunAs, if set, is the user runs start as when their agent names
+	// none; no run then starts as root or as the service's own user.
+	// Switching users needs the privilege to (root). Empty means runs
+	// share the service's user, unless their agent names another.
+	RunAs string
 	// Lease is how long a worker that stopped renewing its lease (killed,
 	// cut from the database, frozen) is trusted: past it, other workers
 	// record its runs as interrupted and free their slots. A worker that
@@ -199,6 +212,17 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	for _, n := range cfg.PassEnv {
+		if err := store.ValidPassEnv(n); err != nil {
+			return nil, fmt.Errorf("service: pass env: %w", err)
+		}
+	}
+	if cfg.RunAs != "" {
+		if err := store.ValidUser(cfg.RunAs); err != nil {
+			return nil, fmt.Errorf("service: run as: %w", err)
+		}
+	}
+	policy := &executor.Policy{RunAs: cfg.RunAs, PassEnv: cfg.PassEnv, Secrets: cfg.Secrets, DataDir: cfg.DataDir}
 	ident := recovery.Self()
 	id := cfg.WorkerID
 	if id == "" {
@@ -219,7 +243,7 @@ func New(cfg Config) (*Service, error) {
 		log:     cfg.Logger,
 		hub:     runlog.NewHub(),
 		metrics: newMetrics(),
-		execs:   map[store.AgentKind]executor.Executor{store.KindShell: executor.Shell{}, store.KindHeadless: executor.Headless{}},
+		execs:   map[store.AgentKind]executor.Executor{store.KindShell: executor.Shell{Policy: policy}, store.KindHeadless: executor.Headless{Policy: policy}},
 		runs:    map[string]*localRun{},
 		wakeSch: make(chan struct{}, 1),
 		owed:    map[string]error{},

@@ -318,16 +318,19 @@ func TestSecretsAreRedactedFromLogsAndRecords(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{Secrets: []string{"service-token-123456"}})
 		f.agent(service.Agent{Name: "sec", Env: map[string]string{"API_TOKEN": "agent-secret-value-42"}})
-		e := f.submit("sec", `echo "$API_TOKEN"; echo service-token-123456; echo key=sk-ant-api03-abcdefghijklmnop; echo plain`)
+		// A private key printed line by line: every line of its body is
+		// masked in the log (kept a line at a time) and in the record.
+		e := f.submit("sec", `echo "$API_TOKEN"; echo service-token-123456; echo key=sk-ant-api03-abcdefghijklmnop; echo plain
+printf '%s\n' '-----BEGIN RSA PRIVATE KEY-----' MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ== '-----END RSA PRIVATE KEY-----' after-key`)
 		e = f.waitTerminal(e.ID, 20*time.Second)
 		log, _ := readFile(e.LogPath)
-		for _, secret := range []string{"agent-secret-value-42", "service-token-123456", "sk-ant-api03-abcdefghijklmnop"} {
+		for _, secret := range []string{"agent-secret-value-42", "service-token-123456", "sk-ant-api03-abcdefghijklmnop", "MIIBOgIBAAJBAKj34", "KUpRKfFLfRYC9AIKjbJTWit", "PRIVATE KEY"} {
 			if strings.Contains(e.Stdout, secret) || strings.Contains(log, secret) {
 				t.Fatalf("secret %q stored:\n%s\n%s", secret, e.Stdout, log)
 			}
 		}
-		if !strings.Contains(e.Stdout, "plain") || !strings.Contains(log, "[REDACTED]") {
-			t.Fatalf("output: %q", e.Stdout)
+		if !strings.Contains(e.Stdout, "plain") || !strings.Contains(log, "[REDACTED]") || !strings.Contains(e.Stdout, "[REDACTED]\nafter-key") || !strings.Contains(log, "after-key") {
+			t.Fatalf("output: %q\nlog: %s", e.Stdout, log)
 		}
 	})
 }

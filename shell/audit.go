@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/corralrun/corral/shell/internal/redact"
+	"github.com/corralrun/corral/internal/redact"
 )
 
 // AuditRecord is one line of the audit trail. Command and Reason are
@@ -42,12 +42,6 @@ type AuditRecord struct {
 type AuditSink interface {
 	Audit(AuditRecord)
 }
-
-// AuditFunc adapts a function to an AuditSink.
-type AuditFunc func(AuditRecord)
-
-// Audit calls f(r).
-func (f AuditFunc) Audit(r AuditRecord) { f(r) }
 
 // AuditJSON returns a sink writing each record to w as one JSON line.
 // Writes are serialized; a write error is dropped (the audit must not stop
@@ -90,7 +84,7 @@ func (t *Tool) audit(r AuditRecord, env []string) {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
-	red := redact.New(append(os.Environ(), env...))
+	red := redact.New(redact.EnvValues(append(os.Environ(), env...))...)
 	r.Command = red.String(r.Command)
 	r.Reason = red.String(r.Reason)
 	r.Error = red.String(r.Error)

@@ -21,6 +21,10 @@ type runSpec struct {
 	env      []string
 	req      Request
 	timeout  time.Duration
+	// enclosure, if set, is the sandbox the command runs in (a session's,
+	// or a one-shot run's own); otherwise the Tool's Sandbox applies, with
+	// dir as the workspace.
+	enclosure *proc.Enclosure
 }
 
 // execute runs r to the end and builds its Result.
@@ -69,6 +73,11 @@ func (t *Tool) spec(r *runSpec, sp *spill) *proc.Spec {
 		Grace:       grace,
 		Containment: t.Containment,
 		Label:       "shell",
+	}
+	if r.enclosure != nil {
+		spec.Enclosure = r.enclosure
+	} else {
+		spec.Sandbox = t.Sandbox
 	}
 	on := r.req.OnOutput
 	spec.Stdout = &streamWriter{sp: sp, name: "stdout", on: on}

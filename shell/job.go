@@ -41,9 +41,27 @@ type Job struct {
 	res    *Result
 }
 
+// maxListedCommand is the most characters of a job's command its JobInfo
+// holds, so that listing many jobs stays small.
+const maxListedCommand = 2000
+
+// shorten cuts s to n characters, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("… (%d more characters)", len(r)-n)
+}
+
 // JobInfo describes a job for listing.
 type JobInfo struct {
-	ID      string `json:"job_id"`
+	ID string `json:"job_id"`
+	// Command is the job's command line, its first 2000 characters for a
+	// longer one.
 	Command string `json:"command"`
 	// Status is "running", "exited", "killed" or "timed_out".
 	Status      string    `json:"status"`
@@ -93,7 +111,16 @@ func (t *Tool) Start(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 	r := &runSpec{args: oneShotArgs(t.family, req.Command), dir: dir, envMode: t.EnvMode, envAllow: t.EnvAllow, env: t.Env, req: req, timeout: req.Timeout}
-	return t.startJob(&t.jobs, r, "", t.Env, nil)
+	enc, err := t.enclosure(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var cleanup func()
+	if enc != nil {
+		r.enclosure = enc
+		cleanup = func() { enc.Close() }
+	}
+	return t.startJob(&t.jobs, r, "", t.Env, cleanup)
 }
 
 // Start starts req.Command as a background job in the session's current
@@ -119,7 +146,7 @@ func (s *Session) Start(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(st.Env, dir), req: req, timeout: req.Timeout}
+	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(st.Env, dir), req: req, timeout: req.Timeout, enclosure: s.enc}
 	res, err := t.startJob(&s.jobs, r, s.id, st.Env, func() { snapshot.Remove(s.dir, id) })
 	if res != nil {
 		res.Cwd = st.Dir
@@ -131,8 +158,14 @@ func (s *Session) Start(ctx context.Context, req Request) (*Result, error) {
 }
 
 // startJob starts r as a job in table jt.
+// cleanup, if set, runs when the job has ended, or at once when it could
+// not start.
 func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, cleanup func()) (*Result, error) {
+	if cleanup == nil {
+		cleanup = func() {}
+	}
 	if err := jt.reserve(t.MaxJobs); err != nil {
+		cleanup()
 		return nil, err
 	}
 	keep := t.JobOutput
@@ -158,6 +191,7 @@ func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, 
 		}
 		if err != nil {
 			jt.release()
+			cleanup()
 			return nil, fmt.Errorf("shell: creating the job's log file: %w", err)
 		}
 	}
@@ -175,9 +209,7 @@ func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, 
 		if j.out.f != nil {
 			os.Remove(j.out.f.Name())
 		}
-		if cleanup != nil {
-			cleanup()
-		}
+		cleanup()
 		return nil, fmt.Errorf("shell: starting job: %w", err)
 	}
 	j.p = p
@@ -209,9 +241,7 @@ func (j *Job) wait(jt *jobTable, env []string, cleanup func()) {
 	j.res = res
 	j.mu.Unlock()
 	jt.finished()
-	if cleanup != nil {
-		cleanup()
-	}
+	cleanup()
 	j.tool.auditEnd("job_end", j.session, j.command, j.dir, res, env)
 }
 
@@ -226,7 +256,7 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 func (j *Job) Info() JobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	info := JobInfo{ID: j.id, Command: j.command, Status: "running", Pid: j.p.Pid(), StartedAt: j.started,
+	info := JobInfo{ID: j.id, Command: shorten(j.command, maxListedCommand), Status: "running", Pid: j.p.Pid(), StartedAt: j.started,
 		DurationMS: time.Since(j.started).Milliseconds(), OutputBytes: j.out.buf.Len(), LogPath: j.out.path()}
 	if r := j.res; r != nil {
 		code := r.ExitCode
@@ -475,6 +505,13 @@ func (w *jobWriter) Write(p []byte) (int, error) {
 		w.on(w.name, p)
 	}
 	return len(p), nil
+}
+
+// ForModel returns a copy of the output as a model should read it in JSON,
+// terminal escapes and control characters removed (see Result.ForModel).
+func (o JobOutput) ForModel() JobOutput {
+	o.Output = cleanText(o.Output)
+	return o
 }
 
 // Text renders the read for a model: the job's status first, then the

@@ -105,12 +105,13 @@ func TestAuditWritesJSONLinesWithSecretsRedacted(t *testing.T) {
 	tool.Policy = Policy{Deny: []string{"^shutdown"}}
 	run(t, tool, "echo tok-1234567890 && git clone https://bob:hunter22@example.com/r.git 2>/dev/null; exit 4")
 	run(t, tool, "shutdown now")
+	run(t, tool, "printf '%s\\n' '-----BEGIN PRIVATE KEY-----\nMIIEsecretKeyBody\n-----END PRIVATE KEY-----' >/dev/null")
 	s := newSession(t, tool)
 	run(t, s, "export API_KEY=abcdef123456; echo $API_KEY")
 	s.Run(context.Background(), Request{Command: "sleep 10", Timeout: 200 * 1e6})
 	s.Close()
 	text := buf.String()
-	for _, secret := range []string{"tok-1234567890", "hunter22", "abcdef123456"} {
+	for _, secret := range []string{"tok-1234567890", "hunter22", "abcdef123456", "MIIEsecretKeyBody"} {
 		if strings.Contains(text, secret) {
 			t.Errorf("audit shows %q:\n%s", secret, text)
 		}

@@ -36,6 +36,11 @@ type Environment struct {
 	DefaultTimeoutMS int64 `json:"default_timeout_ms"`
 	MaxTimeoutMS     int64 `json:"max_timeout_ms"`
 	MaxOutputChars   int   `json:"max_output_chars"`
+	// OutputCharsCap is the largest output budget a command may ask for.
+	OutputCharsCap int `json:"output_chars_cap"`
+	// Sandbox says what confines the commands: its mode, network and
+	// writable roots, and what enforces it; nil when nothing does.
+	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
 }
 
 // probeTimeout bounds each version query.
@@ -47,7 +52,11 @@ var versionRE = regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?`)
 // under the supervision core with a short timeout, in parallel. The
 // environment passed to them is the Tool's.
 func (t *Tool) Environment(ctx context.Context) (*Environment, error) {
-	return t.environment(ctx, t.Dir, nil, false)
+	e, err := t.environment(ctx, t.Dir, nil, nil)
+	if err == nil && t.Sandbox.Enabled() {
+		e.Sandbox = &corral.SandboxReport{Mode: t.Sandbox.Mode, Network: t.Sandbox.Network, Writable: t.Sandbox.Writable}
+	}
+	return e, err
 }
 
 // Environment probes as Tool.Environment does, in the session's directory
@@ -56,18 +65,24 @@ func (s *Session) Environment(ctx context.Context) (*Environment, error) {
 	s.mu.Lock()
 	st := s.state
 	s.mu.Unlock()
-	return s.tool.environment(ctx, st.Dir, st.Env, true)
+	e, err := s.tool.environment(ctx, st.Dir, st.Env, s.enc)
+	if err == nil {
+		e.Persistent = true
+		e.Sandbox = s.Sandbox()
+	}
+	return e, err
 }
 
-func (t *Tool) environment(ctx context.Context, dir string, env []string, session bool) (*Environment, error) {
+// environment probes in dir with env, inside enc when set.
+func (t *Tool) environment(ctx context.Context, dir string, env []string, enc *proc.Enclosure) (*Environment, error) {
 	if err := t.init(); err != nil {
 		return nil, err
 	}
 	e := &Environment{
 		OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: t.shell, ShellFamily: string(t.family), Cwd: dir,
-		Persistent: session, Tools: map[string]string{},
+		Tools:            map[string]string{},
 		DefaultTimeoutMS: t.timeout(0).Milliseconds(), MaxTimeoutMS: t.timeout(1 << 62).Milliseconds(),
-		MaxOutputChars: t.maxChars(0),
+		MaxOutputChars: t.maxChars(0), OutputCharsCap: t.charsCap(),
 	}
 	tools := t.ProbeTools
 	if tools == nil {
@@ -78,7 +93,7 @@ func (t *Tool) environment(ctx context.Context, dir string, env []string, sessio
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		v := t.shellVersion(ctx, dir, env)
+		v := t.shellVersion(ctx, dir, env, enc)
 		mu.Lock()
 		e.ShellVersion = v
 		mu.Unlock()
@@ -87,7 +102,7 @@ func (t *Tool) environment(ctx context.Context, dir string, env []string, sessio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := t.toolVersion(ctx, name, dir, env)
+			v := t.toolVersion(ctx, name, dir, env, enc)
 			mu.Lock()
 			e.Tools[name] = v
 			mu.Unlock()
@@ -97,9 +112,17 @@ func (t *Tool) environment(ctx context.Context, dir string, env []string, sessio
 	return e, nil
 }
 
-func (t *Tool) probeSpec(args []string, dir string, env []string) *proc.Spec {
+// probeSpec runs a probe as the commands run: in dir with env (a
+// session's) or the Tool's environment, in the session's enclosure or
+// under the Tool's sandbox.
+func (t *Tool) probeSpec(args []string, dir string, env []string, enc *proc.Enclosure) *proc.Spec {
 	spec := &proc.Spec{Path: t.shell, Args: append([]string{t.shell}, args...), Dir: dir, Timeout: probeTimeout,
 		Grace: -1, MaxOutput: 4096, Containment: t.Containment, Label: "shell-probe"}
+	if enc != nil {
+		spec.Enclosure = enc
+	} else {
+		spec.Sandbox = t.Sandbox
+	}
 	if env != nil {
 		spec.EnvMode, spec.Env = corral.EnvClean, env
 	} else {
@@ -108,7 +131,7 @@ func (t *Tool) probeSpec(args []string, dir string, env []string) *proc.Spec {
 	return spec
 }
 
-func (t *Tool) shellVersion(ctx context.Context, dir string, env []string) string {
+func (t *Tool) shellVersion(ctx context.Context, dir string, env []string, enc *proc.Enclosure) string {
 	var script string
 	switch t.family {
 	case famBash:
@@ -120,14 +143,14 @@ func (t *Tool) shellVersion(ctx context.Context, dir string, env []string) strin
 	default:
 		return ""
 	}
-	r, err := proc.Run(ctx, t.probeSpec(oneShotArgs(t.family, script), dir, env))
+	r, err := proc.Run(ctx, t.probeSpec(oneShotArgs(t.family, script), dir, env, enc))
 	if err != nil || !r.Success() {
 		return ""
 	}
 	return strings.TrimSpace(r.Stdout.Text())
 }
 
-func (t *Tool) toolVersion(ctx context.Context, name, dir string, env []string) string {
+func (t *Tool) toolVersion(ctx context.Context, name, dir string, env []string, enc *proc.Enclosure) string {
 	if strings.ContainsAny(name, " \t\n;&|$`'\"\\<>(){}*?[]") {
 		return "not probed: not a plain program name"
 	}
@@ -142,7 +165,7 @@ func (t *Tool) toolVersion(ctx context.Context, name, dir string, env []string) 
 	if t.family == famPwsh {
 		script = "& " + name + " " + flag + " 2>&1"
 	}
-	r, err := proc.Run(ctx, t.probeSpec(oneShotArgs(t.family, script), dir, env))
+	r, err := proc.Run(ctx, t.probeSpec(oneShotArgs(t.family, script), dir, env, enc))
 	switch {
 	case err != nil:
 		return "unknown: " + err.Error()

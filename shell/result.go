@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/corralrun/corral/proc"
 )
@@ -52,6 +53,10 @@ type Result struct {
 	// processes killed when the command ended.
 	Notes []string `json:"notes,omitempty"`
 
+	// WaitedMS is how long the command waited for the session's previous
+	// command before it started; the wait counts against its timeout.
+	WaitedMS int64 `json:"waited_ms,omitempty"`
+
 	// JobID names the background job a Start created.
 	JobID string `json:"job_id,omitempty"`
 
@@ -86,7 +91,19 @@ func (r *Result) Status() string {
 	return fmt.Sprintf("exit %d", r.ExitCode)
 }
 
-// Text renders the result for a model. Everything the model must be able
+// ForModel returns a copy of the result as a model should read it in JSON
+// (the form corral mcp answers with): the output with terminal escape
+// sequences and control characters other than newline and tab removed,
+// and carriage-return overwrites resolved, as Text does. Every other field
+// is the result's own; command output is only ever in Stdout and Stderr.
+func (r *Result) ForModel() *Result {
+	c := *r
+	c.Stdout, c.Stderr = cleanText(r.Stdout), cleanText(r.Stderr)
+	return &c
+}
+
+// Text renders the result for a model that is given text, such as corral
+// shell's. Everything the model must be able
 // to trust (status, exit code, timeout, truncation, notes) comes first, on
 // lines the command cannot write; the output follows inside fences tagged
 // with a random id that is checked not to occur in the output, so output
@@ -191,4 +208,13 @@ func cleanText(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// noteWait records a wait for the session's previous command long enough
+// to matter to the timeout.
+func (r *Result) noteWait(waited time.Duration) {
+	r.WaitedMS = waited.Milliseconds()
+	if waited >= 100*time.Millisecond {
+		r.Notes = append(r.Notes, fmt.Sprintf("waited %d ms for the session's previous command; the timeout counts from the call", r.WaitedMS))
+	}
 }

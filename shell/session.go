@@ -6,10 +6,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/shell/internal/snapshot"
 )
 
@@ -19,15 +23,22 @@ import (
 // in a fresh bash under the supervision core, which restores the state
 // first and saves it when the command ends (see the package documentation).
 //
-// Commands of one session run one at a time, in the order they arrive; Run
-// waits for the previous command to finish. Background jobs run alongside.
-// A session's methods are safe for concurrent use.
+// Commands of one session run one at a time, in the order Run was called;
+// Run waits for the previous command to finish, and the wait counts
+// against the command's timeout. Background jobs run alongside. A
+// session's methods are safe for concurrent use.
+//
+// Under a sandbox (Tool.Sandbox) the session holds one proc.Enclosure for
+// its whole life: its commands and background jobs share one private /tmp
+// and one network, so a server a job starts is reachable from the next
+// command.
 type Session struct {
 	tool *Tool
 	id   string
-	dir  string // holds the state files
+	dir  string          // holds the state files
+	enc  *proc.Enclosure // the session's sandbox, if any
 
-	run     sync.Mutex // one command at a time
+	run     fifo // one command at a time, in order
 	running inflight
 	mu      sync.Mutex // guards the fields below
 	state   snapshot.State
@@ -38,7 +49,10 @@ type Session struct {
 
 // NewSession starts a persistent session in the Tool's directory and
 // environment. It runs one short command to capture the initial state. Close
-// it when done: that ends its background jobs and removes its state.
+// it when done: that ends its background jobs and removes its state. Under
+// a sandbox it builds the session's enclosure first; when the sandbox
+// cannot be built here the error wraps proc.ErrSandboxUnavailable and
+// nothing runs.
 func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	if err := t.init(); err != nil {
 		return nil, err
@@ -49,7 +63,13 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	if t.family != famBash {
 		return nil, fmt.Errorf("%w; %s is a %s shell: use one-shot runs with it, or set Tool.Shell to bash", ErrNoSession, t.shell, t.family)
 	}
-	dir, err := os.MkdirTemp(stateDir(), "corral-session-")
+	base, err := stateDir(), error(nil)
+	if t.Sandbox.Enabled() {
+		if base, err = sandboxStateDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp(base, "corral-session-")
 	if err != nil {
 		return nil, fmt.Errorf("shell: creating the session's state directory: %w", err)
 	}
@@ -57,33 +77,88 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 	rand.Read(raw[:])
 	s := &Session{tool: t, id: "s" + hex.EncodeToString(raw[:]), dir: dir}
 	s.jobs.max = t.MaxJobs
-	cwd := t.Dir
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
+	if t.Sandbox.Enabled() {
+		if s.enc, err = t.sessionEnclosure(ctx, dir); err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("shell: %w", err)
+			return nil, fmt.Errorf("shell: the session's sandbox: %w", err)
 		}
 	}
-	args, err := snapshot.Args(dir, "c0", "", snapshot.Init, ":")
+	st, err := s.begin(ctx, "c0")
 	if err != nil {
+		s.closeEnclosure()
 		os.RemoveAll(dir)
 		return nil, err
-	}
-	r := &runSpec{args: args, dir: cwd, envMode: t.EnvMode, envAllow: t.EnvAllow,
-		env: append(append([]string(nil), t.Env...), "PWD="+cwd), timeout: t.timeout(0)}
-	res, err := t.execute(ctx, r)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	st, ok := snapshot.Load(dir, "c0")
-	if !ok {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("shell: the session's first shell did not save its state (%s; stderr: %q): check that %s is bash 4.4 or newer", res.Status(), res.Stderr, t.shell)
 	}
 	s.state = st
 	t.audit(AuditRecord{Event: "session_open", Session: s.id, Dir: st.Dir}, nil)
 	return s, nil
+}
+
+// begin runs a shell that captures the initial state, from the Tool's
+// directory and environment, under id.
+func (s *Session) begin(ctx context.Context, id string) (snapshot.State, error) {
+	t := s.tool
+	cwd, err := t.workspace()
+	if err != nil {
+		return snapshot.State{}, err
+	}
+	args, err := snapshot.Args(s.dir, id, "", snapshot.Init, ":")
+	if err != nil {
+		return snapshot.State{}, err
+	}
+	r := &runSpec{args: args, dir: cwd, envMode: t.EnvMode, envAllow: t.EnvAllow,
+		env: append(append([]string(nil), t.Env...), "PWD="+cwd), timeout: t.timeout(0), enclosure: s.enc}
+	res, err := t.execute(ctx, r)
+	if err != nil {
+		return snapshot.State{}, err
+	}
+	st, ok := snapshot.Load(s.dir, id)
+	if !ok {
+		snapshot.Remove(s.dir, id)
+		return snapshot.State{}, fmt.Errorf("shell: the session's first shell did not save its state (%s; stderr: %q): check that %s is bash 4.4 or newer", res.Status(), res.Stderr, t.shell)
+	}
+	return st, nil
+}
+
+// sessionEnclosure builds the sandbox of a session whose state files are
+// in dir. The wrapper that runs each command reads and writes them from
+// inside, where /tmp and /dev/shm are the sandbox's own: dir must be
+// outside both (see sandboxStateDir) and writable there. It is one more
+// writable root in workspace mode; in read-only mode it is the only one
+// (the enclosure's workspace), the session's working directory staying
+// read-only, and seen as the host's: under /tmp it is not there.
+func (t *Tool) sessionEnclosure(ctx context.Context, dir string) (*proc.Enclosure, error) {
+	sb := t.Sandbox
+	ws, err := t.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if sb.Mode == corral.SandboxReadOnly {
+		sb.Mode, ws = corral.SandboxWorkspace, dir
+	} else {
+		sb.Writable = append(slices.Clone(sb.Writable), dir)
+	}
+	return proc.NewEnclosure(ctx, sb, ws)
+}
+
+// Sandbox reports what confines the session's commands, as asked for
+// (the session's own state directory, writable inside, is left out); nil
+// without a sandbox.
+func (s *Session) Sandbox() *corral.SandboxReport {
+	if s.enc == nil {
+		return nil
+	}
+	r := s.enc.Report()
+	r.Mode = s.tool.Sandbox.Mode
+	own, _ := filepath.EvalSymlinks(s.dir)
+	r.Writable = slices.DeleteFunc(slices.Clone(r.Writable), func(w string) bool { return w == s.dir || w == own })
+	return &r
+}
+
+func (s *Session) closeEnclosure() {
+	if s.enc != nil {
+		s.enc.Close()
+	}
 }
 
 // ID returns the session's id, as used in audit records.
@@ -111,14 +186,34 @@ func (s *Session) Env() []string {
 // session goes on from the state before. A denied command does not run and
 // changes nothing. Processes the command left in the background are killed
 // when it ends; start long-running ones with Start.
+//
+// The timeout counts from req.Since (when the caller received the
+// command), or else from the call of Run, so the wait for the session's
+// previous command counts against it; Result.WaitedMS says how long that
+// wait was. A command whose timeout expired, or whose ctx ended, before
+// its turn does not run: its result says TimedOut (or Cancelled) with a
+// note.
 func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
+	called := time.Now()
 	ctx, done, ok := s.running.begin(ctx)
 	if !ok {
 		return nil, ErrClosed
 	}
 	defer done()
-	s.run.Lock()
-	defer s.run.Unlock()
+	t := s.tool
+	budget := t.timeout(req.Timeout)
+	since := called
+	if !req.Since.IsZero() && req.Since.Before(called) {
+		since = req.Since
+	}
+	wctx, cancel := context.WithDeadline(ctx, since.Add(budget))
+	err := s.run.lock(wctx)
+	cancel()
+	waited := time.Since(since)
+	if err != nil {
+		return s.notRun(ctx, req, waited, budget), nil
+	}
+	defer s.run.unlock()
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -129,7 +224,6 @@ func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
 	prev := s.state
 	s.mu.Unlock()
 
-	t := s.tool
 	dir, note := s.workdir(prev, req.Dir)
 	if res := t.check(ctx, req.Command, dir, s.id, "run"); res != nil {
 		res.Cwd = prev.Dir
@@ -139,7 +233,11 @@ func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(prev.Env, dir), req: req, timeout: t.timeout(req.Timeout)}
+	waited = time.Since(since)
+	if waited >= budget {
+		return s.notRun(ctx, req, waited, budget), nil
+	}
+	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(prev.Env, dir), req: req, timeout: budget - waited, enclosure: s.enc}
 	res, err := t.execute(ctx, r)
 	if err != nil {
 		snapshot.Remove(s.dir, id)
@@ -149,6 +247,8 @@ func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
 	if note != "" {
 		res.Notes = append(res.Notes, note)
 	}
+	res.Notes = append(res.Notes, t.capNotes(req)...)
+	res.noteWait(waited)
 	next, saved := snapshot.Load(s.dir, id)
 	s.mu.Lock()
 	switch {
@@ -170,6 +270,22 @@ func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	t.auditEnd("run", s.id, req.Command, dir, res, env)
 	return res, nil
+}
+
+// notRun is the result of a command whose turn did not come before its
+// timeout or the end of ctx.
+func (s *Session) notRun(ctx context.Context, req Request, waited, budget time.Duration) *Result {
+	res := &Result{ExitCode: -1, Cwd: s.Cwd(), WaitedMS: waited.Milliseconds()}
+	if ctx.Err() != nil {
+		res.Cancelled = true
+		res.Notes = append(res.Notes, fmt.Sprintf("cancelled after waiting %d ms for the session's previous command: the command did not run", res.WaitedMS))
+	} else {
+		res.TimedOut = true
+		res.DurationMS = res.WaitedMS
+		res.Notes = append(res.Notes, fmt.Sprintf("the timeout of %d ms expired while the command waited for the session's previous command: it did not run; run it again, or run long commands in the background", budget.Milliseconds()))
+	}
+	s.tool.auditEnd("run", s.id, req.Command, "", res, nil)
+	return res
 }
 
 // workdir decides where a command runs: req, the Tool's directory when
@@ -210,35 +326,32 @@ func (s *Session) removeOld(prefix string) {
 }
 
 // Reset ends the session's background jobs and starts its state afresh
-// from the Tool's directory and environment, as a new session would.
+// from the Tool's directory and environment, as a new session would. It
+// waits its turn after the commands called before it. The session keeps
+// its sandbox.
 func (s *Session) Reset(ctx context.Context) error {
-	s.run.Lock()
-	defer s.run.Unlock()
+	if err := s.run.lock(ctx); err != nil {
+		return err
+	}
+	defer s.run.unlock()
 	s.jobs.closeAll()
 	defer s.jobs.reopen()
-	fresh, err := s.tool.NewSession(ctx)
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.seq++
+	id := "c" + strconv.Itoa(s.seq)
+	s.mu.Unlock()
+	st, err := s.begin(ctx, id)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done {
-		fresh.Close()
-		return ErrClosed
-	}
-	// Adopt the fresh state files into our directory.
-	s.seq++
-	id := "c" + strconv.Itoa(s.seq)
-	for _, ext := range []string{".v", ".sh", ".o"} {
-		if err := os.Rename(fresh.state.Prefix+ext, s.dir+"/"+id+ext); err != nil {
-			fresh.Close()
-			return fmt.Errorf("shell: resetting the session: %w", err)
-		}
-	}
 	s.removeOld(s.state.Prefix)
-	s.state = fresh.state
-	s.state.Prefix = s.dir + "/" + id
-	fresh.closeQuiet()
+	s.state = st
 	s.tool.audit(AuditRecord{Event: "session_reset", Session: s.id, Dir: s.state.Dir}, nil)
 	return nil
 }
@@ -256,15 +369,24 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.running.close()
 	s.jobs.closeAll()
+	s.closeEnclosure()
 	s.tool.audit(AuditRecord{Event: "session_close", Session: s.id}, nil)
 	return os.RemoveAll(s.dir)
 }
 
-func (s *Session) closeQuiet() {
-	s.mu.Lock()
-	s.done = true
-	s.mu.Unlock()
-	os.RemoveAll(s.dir)
+// sandboxStateDir is where sandboxed sessions keep their state: a
+// directory the sandbox shows at the same path (not under /tmp, /var/tmp or
+// /dev/shm, which are the sandbox's own), in the user's cache directory.
+func sandboxStateDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err == nil {
+		cache = filepath.Join(cache, "corral", "sessions")
+		err = os.MkdirAll(cache, 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("shell: a sandboxed session keeps its state in the user's cache directory: %w (set HOME or XDG_CACHE_HOME)", err)
+	}
+	return cache, nil
 }
 
 var (

@@ -22,6 +22,7 @@ const (
 	DefaultTimeout        = 2 * time.Minute
 	DefaultMaxTimeout     = 10 * time.Minute
 	DefaultMaxOutputChars = 30000
+	DefaultOutputCharsCap = 500000
 	DefaultMaxSpillBytes  = 1 << 30
 	DefaultMaxJobs        = 16
 	DefaultJobOutput      = 1 << 20
@@ -74,6 +75,14 @@ type Tool struct {
 	// DefaultMaxOutputChars.
 	MaxOutputChars int
 
+	// OutputCharsCap caps what a Request may ask for in MaxOutputChars,
+	// checked before anything is allocated for the output: a larger ask
+	// gets the cap, and a note saying so. Zero means
+	// DefaultOutputCharsCap (500,000 characters, whose result stays well
+	// under the 10 MiB message MCP clients accept); a MaxOutputChars above
+	// it raises it.
+	OutputCharsCap int
+
 	// SpillDir receives the full-output files of truncated results and
 	// the logs of jobs; the caller owns those files. Empty means a
 	// directory the Tool creates in the system's temporary directory and
@@ -100,6 +109,15 @@ type Tool struct {
 	// Containment overrides the containment tier of every process; the
 	// default is the strongest the machine allows.
 	Containment corral.Containment
+
+	// Sandbox confines every command (see corral.Sandbox); the zero value
+	// confines nothing. The workspace is Dir (or the supervisor's working
+	// directory), whatever directory a command runs in. A Session holds
+	// one proc.Enclosure for its life, shared by its commands and jobs; a
+	// one-shot run or job gets a sandbox of its own. When the sandbox
+	// cannot be built here, the command does not run and the error wraps
+	// proc.ErrSandboxUnavailable.
+	Sandbox corral.Sandbox
 
 	// MaxJobs caps the background jobs running at once per session (and
 	// for the Tool itself); zero means DefaultMaxJobs.
@@ -135,12 +153,19 @@ type Request struct {
 	// the Tool's MaxTimeout. For a background job, zero means none.
 	Timeout time.Duration
 
+	// Since, if set, is when the command was asked for (such as when a
+	// server received the call): the timeout counts from then rather
+	// than from the call of Run, so time spent waiting for a session's
+	// previous command counts against it. Jobs ignore it.
+	Since time.Time
+
 	// Dir runs the command in another directory. In a session the
 	// session's own directory does not change: a cd in this command is
 	// not carried to the next one.
 	Dir string
 
-	// MaxOutputChars overrides the Tool's limit for this command.
+	// MaxOutputChars overrides the Tool's limit for this command, up to
+	// the Tool's OutputCharsCap.
 	MaxOutputChars int
 
 	// Grace overrides the Tool's grace period for this command.
@@ -192,10 +217,26 @@ func (t *Tool) setup() error {
 			return fmt.Errorf("shell: working directory %s: not a directory (set Tool.Dir to an existing directory): %w", t.Dir, errOr(err, os.ErrNotExist))
 		}
 	}
-	if t.MaxOutputChars < 0 {
-		return fmt.Errorf("shell: MaxOutputChars %d is negative: use 0 for the default", t.MaxOutputChars)
+	if t.MaxOutputChars < 0 || t.OutputCharsCap < 0 {
+		return fmt.Errorf("shell: MaxOutputChars %d or OutputCharsCap %d is negative: use 0 for the default", t.MaxOutputChars, t.OutputCharsCap)
+	}
+	if err := t.Sandbox.Validate(); err != nil {
+		return fmt.Errorf("shell: %w", err)
 	}
 	return nil
+}
+
+// workspace returns the directory a sandbox confines writes to, and where
+// sessions start: Dir, or the supervisor's working directory.
+func (t *Tool) workspace() (string, error) {
+	if t.Dir != "" {
+		return t.Dir, nil
+	}
+	d, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("shell: %w", err)
+	}
+	return d, nil
 }
 
 func errOr(err, def error) error {
@@ -241,11 +282,28 @@ func (t *Tool) timeout(req time.Duration) time.Duration {
 func (t *Tool) maxChars(req int) int {
 	switch {
 	case req > 0:
-		return req
+		return min(req, t.charsCap())
 	case t.MaxOutputChars > 0:
 		return t.MaxOutputChars
 	}
 	return DefaultMaxOutputChars
+}
+
+// charsCap is the largest output budget a Request may ask for.
+func (t *Tool) charsCap() int {
+	return max(setting.Or(t.OutputCharsCap, DefaultOutputCharsCap), t.MaxOutputChars)
+}
+
+// capNotes says which of req's asks were above the Tool's caps.
+func (t *Tool) capNotes(req Request) []string {
+	var notes []string
+	if c := t.charsCap(); req.MaxOutputChars > c {
+		notes = append(notes, fmt.Sprintf("max_output_chars %d is above the maximum; %d was used", req.MaxOutputChars, c))
+	}
+	if m := t.timeout(1 << 62); req.Timeout > m {
+		notes = append(notes, fmt.Sprintf("the timeout asked for is above the maximum; %d ms was used", m.Milliseconds()))
+	}
+	return notes
 }
 
 func (t *Tool) maxSpill() int64 { return setting.Or(t.MaxSpillBytes, DefaultMaxSpillBytes) }
@@ -270,20 +328,57 @@ func (t *Tool) Run(ctx context.Context, req Request) (*Result, error) {
 	if res := t.check(ctx, req.Command, dir, "", "run"); res != nil {
 		return res, nil
 	}
+	timeout, waited := t.timeout(req.Timeout), time.Duration(0)
+	if !req.Since.IsZero() {
+		waited = max(time.Since(req.Since), 0)
+		timeout = max(timeout-waited, time.Millisecond)
+	}
 	r := &runSpec{
 		args:    oneShotArgs(t.family, req.Command),
 		dir:     dir,
 		envMode: t.EnvMode, envAllow: t.EnvAllow, env: t.Env,
 		req:     req,
-		timeout: t.timeout(req.Timeout),
+		timeout: timeout,
 	}
-	res, err := t.execute(ctx, r)
+	enc, err := t.enclosure(ctx, dir)
+	if enc != nil {
+		r.enclosure = enc
+		defer enc.Close()
+	}
+	var res *Result
+	if err == nil {
+		res, err = t.execute(ctx, r)
+	}
 	if err != nil {
 		t.audit(AuditRecord{Event: "error", Command: req.Command, Dir: dir, Error: err.Error()}, t.Env)
 		return nil, err
 	}
+	res.Notes = append(res.Notes, t.capNotes(req)...)
+	res.noteWait(waited)
 	t.auditEnd("run", "", req.Command, dir, res, t.Env)
 	return res, nil
+}
+
+// enclosure returns a sandbox of its own for a one-shot run in dir when
+// dir is not the workspace: proc takes a sandboxed run's directory as its
+// workspace, and a command must not widen its own. Nil when the run needs
+// none (Spec.Sandbox then confines it).
+func (t *Tool) enclosure(ctx context.Context, dir string) (*proc.Enclosure, error) {
+	if !t.Sandbox.Enabled() {
+		return nil, nil
+	}
+	ws, err := t.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" || dir == ws {
+		return nil, nil
+	}
+	enc, err := proc.NewEnclosure(ctx, t.Sandbox, ws)
+	if err != nil {
+		return nil, fmt.Errorf("shell: the command's sandbox: %w", err)
+	}
+	return enc, nil
 }
 
 // Close stops the one-shot runs in flight (as a cancelled context would)
@@ -340,14 +435,17 @@ func oneShotArgs(f family, command string) []string {
 	return []string{"-c", command}
 }
 
-// Limits are the effective limits of a Tool, its zero fields resolved.
+// Limits are the effective limits of a Tool, its zero fields resolved:
+// the default timeout and the largest one a Request may ask for, the
+// default output budget and the largest one a Request may ask for.
 type Limits struct {
 	Timeout        time.Duration
 	MaxTimeout     time.Duration
 	MaxOutputChars int
+	OutputCharsCap int
 }
 
 // Limits returns the timeouts and the output budget commands get.
 func (t *Tool) Limits() Limits {
-	return Limits{Timeout: t.timeout(0), MaxTimeout: t.timeout(1 << 62), MaxOutputChars: t.maxChars(0)}
+	return Limits{Timeout: t.timeout(0), MaxTimeout: t.timeout(1 << 62), MaxOutputChars: t.maxChars(0), OutputCharsCap: t.charsCap()}
 }

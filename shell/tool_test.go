@@ -143,12 +143,12 @@ func TestRunLeavesNoSpillFileForShortOutput(t *testing.T) {
 // The peer took 400-800 MB of memory for 200 MB of output.
 func TestRun200MBOfOutputKeepsMemoryBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 200 MB through a pipe")
+		t.Skip("SKIP: writes 200 MB through a pipe (not in -short mode)")
 	}
 	tool, _ := newTool(t)
 	tool.MaxSpillBytes = 4 << 20 // keep the disk out of it
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Skipf("cannot reset the peak RSS: %v", err)
+		t.Skipf("SKIP: cannot reset the peak RSS: %v", err)
 	}
 	res := run(t, tool, "head -c 200000000 /dev/zero | tr '\\0' x; echo; echo done")
 	if res.StdoutBytes < 200000000 || !strings.HasSuffix(res.Stdout, "done\n") {
@@ -225,7 +225,7 @@ func TestRunWithPlainSh(t *testing.T) {
 
 func TestRunWithZsh(t *testing.T) {
 	if _, err := exec.LookPath("zsh"); err != nil {
-		t.Skip("zsh is not installed (Debian package zsh)")
+		t.Skip("SKIP: zsh is not installed (Debian package zsh)")
 	}
 	tool, _ := newTool(t)
 	tool.Shell = "zsh"

@@ -22,5 +22,8 @@
 // all held to the suite in store/storetest. The rules above are written
 // once, in SQL, in store/internal/sqlstore; a driver gives them its
 // connections, transactions, row locks and column types. The interface
-// speaks only of the types of this package and the standard library.
+// speaks of the types of this package, of the root package's vocabulary
+// (corral.Status, corral.ErrorType, corral.Containment), of proc.Handle
+// (the recorded handle of a run's process tree, for crash recovery) and
+// of the standard library: never of a database's types.
 package store

@@ -140,6 +140,14 @@ type Store interface {
 	// their context and waits for them to end.
 	StopEngine(ctx context.Context) error
 
+	// RevokeSession records that the web session id (an opaque string of
+	// at most 128 bytes) is logged out, until expires, when it would have
+	// ended anyway. Every worker sharing the database sees it at once, and
+	// a restart keeps it. Revocations past their expiry are forgotten.
+	RevokeSession(ctx context.Context, id string, expires time.Time) error
+	// SessionRevoked reports whether the session id was revoked.
+	SessionRevoked(ctx context.Context, id string) (bool, error)
+
 	// Ping reports whether the database answers (readiness).
 	Ping(ctx context.Context) error
 

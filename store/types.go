@@ -73,16 +73,44 @@ type Agent struct {
 	Name string    `json:"name"`
 	Kind AgentKind `json:"kind"`
 
-	// Shell is the shell a shell agent runs its input with (as SHELL -c
-	// INPUT); empty means bash.
+	// Shell is the shell a shell agent runs its input with; empty means
+	// bash. The input reaches the shell through a pipe, never its
+	// arguments, so that other users do not see it in ps.
 	Shell string `json:"shell,omitempty"`
 	// Command is a headless agent's command template; every "{{prompt}}"
 	// in an argument is replaced by the task input. When no argument holds
-	// it, the prompt is appended as the last argument.
+	// it, the prompt is appended as the last argument, after a "--" when
+	// the template has none. Normalize refuses a template whose prompt
+	// would land where options are parsed (see CheckPromptPlacement).
 	Command []string `json:"command,omitempty"`
 
-	Workdir string            `json:"workdir,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
+	// Workdir is the working directory of the agent's tasks; empty means
+	// the service's own, or the home directory of the user they run as
+	// when that is another user.
+	Workdir string `json:"workdir,omitempty"`
+	// Env holds variables added to each task's environment, such as the
+	// API keys of a headless agent. Its values are write-only through the
+	// API and the web UI: answers carry only EnvNames.
+	Env map[string]string `json:"env,omitempty"`
+	// EnvNames lists the names of Env, sorted. The API and the UI show it
+	// in place of Env; the service ignores it in what it is given.
+	EnvNames []string `json:"env_names,omitempty"`
+	// PassEnv names variables of the service's own environment that the
+	// agent's tasks receive, besides those every task receives (corral
+	// serve --pass-env). The service's own secrets (CORRAL_TOKEN,
+	// CORRAL_DB) are never passed on.
+	PassEnv []string `json:"pass_env,omitempty"`
+	// RunAs is the user the agent's tasks run as: a user name or a
+	// numeric uid, resolved on the worker that runs the task. Empty means
+	// the worker's default (corral serve --run-as), else the service's own
+	// user. A worker started with --run-as runs no task as root or as
+	// itself.
+	RunAs string `json:"run_as,omitempty"`
+	// Sandbox confines the agent's tasks (see corral.Sandbox): the task's
+	// working directory is the workspace, and the service's data
+	// directory is never readable inside. The zero value runs them
+	// unconfined.
+	Sandbox corral.Sandbox `json:"sandbox,omitzero"`
 
 	// Labels pin the agent to the workers that can run it: its tasks are
 	// dispatched only to workers that advertise every one of these labels
@@ -129,7 +157,10 @@ func (a *Agent) Normalize() error {
 		}
 	case KindHeadless:
 		if len(a.Command) == 0 {
-			return errors.New(`headless agent needs a command template, e.g. ["claude", "-p", "--output-format", "stream-json", "--verbose", "{{prompt}}"]`)
+			return errors.New(`headless agent needs a command template, e.g. ["claude", "-p", "--output-format", "stream-json", "--verbose", "--", "{{prompt}}"]`)
+		}
+		if err := CheckPromptPlacement(a.Command); err != nil {
+			return err
 		}
 	case "":
 		return errors.New(`agent kind missing: want "shell" or "headless"`)
@@ -166,10 +197,17 @@ func (a *Agent) Normalize() error {
 	if a.MaxOutput < 0 || a.MaxOutput > MaxOutputLimit {
 		return fmt.Errorf("max_output %d out of range 1..%d bytes (the full output is in the run's log)", a.MaxOutput, MaxOutputLimit)
 	}
-	for k := range a.Env {
+	for k, v := range a.Env {
 		if k == "" || containsAny(k, "=\x00") {
 			return fmt.Errorf("env name %q is invalid", k)
 		}
+		if containsAny(v, "\x00") {
+			return fmt.Errorf("env %s: a value cannot hold a NUL byte", k)
+		}
+	}
+	a.EnvNames = nil
+	if err := a.normalizeIdentity(); err != nil {
+		return err
 	}
 	labels, err := NormalizeLabels(a.Labels)
 	if err != nil {
@@ -316,6 +354,11 @@ type Execution struct {
 	Killed      int                `json:"killed,omitempty"`
 	Reclaimed   int                `json:"reclaimed,omitempty"` // processes killed by crash recovery
 
+	// Confinement: the sandbox that held the run (nil when it ran
+	// unconfined) and the user it ran as.
+	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
+	User    string                `json:"user,omitempty"`
+
 	// Ownership: the slot held while running, the worker that runs it, the
 	// process tree it started (for crash recovery).
 	SlotNo          int          `json:"slot,omitempty"`
@@ -381,6 +424,8 @@ type Outcome struct {
 	OutputTruncated          bool
 	LogNote                  string
 	Containment              corral.Containment
+	Sandbox                  *corral.SandboxReport
+	User                     string
 	Killed, Reclaimed        int
 	FinishedAt               time.Time
 	Duration                 time.Duration
@@ -606,6 +651,12 @@ func ApplyOutcome(e *Execution, o *Outcome, now time.Time) {
 	}
 	if o.Containment != "" {
 		e.Containment = o.Containment
+	}
+	if o.Sandbox != nil {
+		e.Sandbox = o.Sandbox
+	}
+	if o.User != "" {
+		e.User = o.User
 	}
 	e.Killed = o.Killed
 	e.Reclaimed = o.Reclaimed

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 )
@@ -140,10 +141,16 @@ func (l *sharedAgents) fragment(ctx context.Context) ([]byte, error) {
 }
 
 // agentForm is the agent form's fields as typed, and what is wrong with
-// them.
+// them. The values of the agent's env are never shown: EnvNames lists
+// what is set, Env holds only the lines typed to set or replace
+// variables, and EnvRemove the names ticked for removal.
 type agentForm struct {
 	Editing                                              bool
 	Name, Kind, Shell, Command, Workdir, Env             string
+	EnvNames                                             []string
+	EnvRemove                                            map[string]bool
+	RunAs, PassEnv                                       string
+	Sandbox                                              sandboxForm
 	MaxParallel, Overflow, MaxBacklog                    string
 	Timeout, StallTimeout, IdleTimeout, Grace, MaxOutput string
 	Errors                                               map[string]string
@@ -156,33 +163,35 @@ func formOf(a *service.Agent) *agentForm {
 		Command: strings.Join(a.Command, "\n"), Overflow: string(a.Overflow),
 		MaxParallel: itoa(a.MaxParallelTasks), MaxBacklog: itoa(a.MaxBacklog), MaxOutput: zeroEmpty(a.MaxOutput),
 		Timeout: durText(a.Timeout), StallTimeout: durText(a.StallTimeout), IdleTimeout: durText(a.IdleTimeout), Grace: durText(a.Grace),
+		RunAs: a.RunAs, PassEnv: strings.Join(a.PassEnv, "\n"), Sandbox: sandboxFormOf(a.Sandbox),
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
-	keys := make([]string, 0, len(a.Env))
 	for k := range a.Env {
-		keys = append(keys, k)
+		f.EnvNames = append(f.EnvNames, k)
 	}
-	sort.Strings(keys)
-	var env []string
-	for _, k := range keys {
-		env = append(env, k+"="+a.Env[k])
-	}
-	f.Env = strings.Join(env, "\n")
+	sort.Strings(f.EnvNames)
 	return f
 }
 
 func readAgentForm(r *http.Request) *agentForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	return &agentForm{Name: v("name"), Kind: v("kind"), Shell: v("shell"), Command: strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("command"), "\r\n", "\n")),
-		Workdir: v("workdir"), Env: strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("env"), "\r\n", "\n")),
+	lines := func(k string) string { return strings.TrimSpace(strings.ReplaceAll(r.PostFormValue(k), "\r\n", "\n")) }
+	f := &agentForm{Name: v("name"), Kind: v("kind"), Shell: v("shell"), Command: lines("command"),
+		Workdir: v("workdir"), Env: lines("env"), EnvRemove: map[string]bool{},
+		RunAs: v("run_as"), PassEnv: lines("pass_env"), Sandbox: readSandboxForm(r),
 		MaxParallel: v("max_parallel_tasks"), Overflow: v("overflow"), MaxBacklog: v("max_backlog"),
 		Timeout: v("timeout"), StallTimeout: v("stall_timeout"), IdleTimeout: v("idle_timeout"), Grace: v("grace"), MaxOutput: v("max_output")}
+	for _, name := range r.PostForm["env_remove"] {
+		f.EnvRemove[name] = true
+	}
+	return f
 }
 
 // agent turns the form into an agent, noting what is wrong field by
-// field.
-func (f *agentForm) agent() (*service.Agent, bool) {
+// field. env is the agent's env so far (nil for a new agent): the form's
+// lines set or replace variables in it, its ticked names are removed.
+func (f *agentForm) agent(env map[string]string) (*service.Agent, bool) {
 	f.Errors = map[string]string{}
-	a := &service.Agent{Name: f.Name, Kind: service.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow)}
+	a := &service.Agent{Name: f.Name, Kind: service.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow), RunAs: f.RunAs}
 	if f.Name == "" {
 		f.Errors["name"] = "Give the agent a name: letters, digits, '-', '_' or '.'."
 	} else if err := store.ValidName(f.Name); err != nil {
@@ -197,12 +206,18 @@ func (f *agentForm) agent() (*service.Agent, bool) {
 		}
 	}
 	if f.Kind == "headless" && len(a.Command) == 0 {
-		f.Errors["command"] = "A headless agent needs its command, one argument per line; {{prompt}} marks where the task goes."
+		f.Errors["command"] = "A headless agent needs its command, one argument per line; {{prompt}} marks where the task goes, after a line --."
 	}
 	if f.Kind == "shell" {
 		a.Command = nil
 	} else {
 		a.Shell = ""
+	}
+	a.Env = map[string]string{}
+	for k, v := range env {
+		if !f.EnvRemove[k] {
+			a.Env[k] = v
+		}
 	}
 	for i, line := range strings.Split(f.Env, "\n") {
 		if line = strings.TrimSpace(line); line == "" {
@@ -213,10 +228,16 @@ func (f *agentForm) agent() (*service.Agent, bool) {
 			f.Errors["env"] = "Line " + itoa(i+1) + " is not NAME=value."
 			break
 		}
-		if a.Env == nil {
-			a.Env = map[string]string{}
-		}
 		a.Env[strings.TrimSpace(k)] = val
+	}
+	if len(a.Env) == 0 {
+		a.Env = nil
+	}
+	a.PassEnv = strings.Fields(strings.ReplaceAll(f.PassEnv, ",", " "))
+	if sb, err := f.Sandbox.sandbox(); err != nil {
+		f.Errors["sandbox"] = capitalize(err.Error()) + "."
+	} else {
+		a.Sandbox = sb
 	}
 	a.MaxParallelTasks = f.intField("max_parallel_tasks", f.MaxParallel, 1, 10000)
 	a.MaxBacklog = f.intField("max_backlog", f.MaxBacklog, 1, 1000000)
@@ -249,37 +270,39 @@ func (f *agentForm) durField(name, v string) service.Duration {
 }
 
 // serviceError files an error of the service under the field it is
-// about, or as the form's error.
-func (f *agentForm) serviceError(err error) {
+// about, or as the form's error. It reports false for an error that is
+// none of the form's doing (the caller answers it as an internal error).
+func (f *agentForm) serviceError(err error) bool {
 	msg := strings.TrimPrefix(err.Error(), service.ErrInvalid.Error()+": ")
 	switch {
 	case errors.Is(err, service.ErrExists):
 		f.Errors["name"] = "An agent named " + f.Name + " exists already: pick another name, or edit that one."
-		return
+		return true
 	case errors.Is(err, service.ErrNotFound):
 		f.Error = "This agent no longer exists."
-		return
+		return true
 	case !errors.Is(err, service.ErrInvalid):
-		f.Error = "The service failed: " + err.Error()
-		return
+		return false
 	}
 	for _, m := range []struct{ prefix, field string }{
 		{"agent name", "name"}, {"headless agent", "command"}, {"agent kind", "kind"}, {"unknown agent kind", "kind"},
 		{"max_parallel_tasks", "max_parallel_tasks"}, {"unknown overflow", "overflow"}, {"max_backlog", "max_backlog"},
 		{"timeout", "timeout"}, {"stall_timeout", "stall_timeout"}, {"idle_timeout", "idle_timeout"}, {"grace", "grace"},
-		{"max_output", "max_output"}, {"env name", "env"},
+		{"max_output", "max_output"}, {"env", "env"}, {"command", "command"},
+		{"run_as", "run_as"}, {"pass_env", "pass_env"}, {"sandbox", "sandbox"},
 	} {
 		if strings.HasPrefix(msg, m.prefix) {
 			f.Errors[m.field] = capitalize(msg) + "."
-			return
+			return true
 		}
 	}
 	f.Error = capitalize(msg) + "."
+	return true
 }
 
 func (u *UI) newAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
 	p.Title, p.Nav = "New agent", "agents"
-	p.Data = &agentForm{Kind: "shell", Shell: "bash", Overflow: "reject"}
+	p.Data = &agentForm{Kind: "shell", Shell: "bash", Overflow: "reject", Sandbox: sandboxFormOf(corral.Sandbox{})}
 	u.render(w, r, http.StatusOK, "agent_form", p)
 }
 
@@ -299,14 +322,17 @@ func (u *UI) editAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
 func (u *UI) createAgent(w http.ResponseWriter, r *http.Request, p *page) {
 	f := readAgentForm(r)
 	p.Title, p.Nav, p.Data = "New agent", "agents", f
-	a, ok := f.agent()
+	a, ok := f.agent(nil)
 	if ok {
 		_, err := u.svc.CreateAgent(r.Context(), a)
 		if err == nil {
 			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
 			return
 		}
-		f.serviceError(err)
+		if !f.serviceError(err) {
+			u.fail(w, r, p, err)
+			return
+		}
 	}
 	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
 }
@@ -316,14 +342,23 @@ func (u *UI) updateAgent(w http.ResponseWriter, r *http.Request, p *page) {
 	f.Editing = true
 	f.Name = r.PathValue("name")
 	p.Title, p.Nav, p.Data = "Agent "+f.Name, "agents", f
-	a, ok := f.agent()
+	cur, err := u.svc.Agent(r.Context(), f.Name)
+	if err != nil {
+		u.fail(w, r, p, err)
+		return
+	}
+	f.EnvNames = formOf(cur).EnvNames
+	a, ok := f.agent(cur.Env)
 	if ok {
 		_, err := u.svc.UpdateAgent(r.Context(), a)
 		if err == nil {
 			seeOther(w, r, "/agents/"+url.PathEscape(a.Name)+"?saved=1")
 			return
 		}
-		f.serviceError(err)
+		if !f.serviceError(err) {
+			u.fail(w, r, p, err)
+			return
+		}
 	}
 	u.render(w, r, http.StatusUnprocessableEntity, "agent_form", p)
 }

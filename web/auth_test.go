@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,28 +85,51 @@ func TestSessionCookieIsSecureOverTLS(t *testing.T) {
 }
 
 func TestLoginRefusesAWrongTokenAndThrottlesRepeatedFailures(t *testing.T) {
-	s := newStack(t, stackOpt{token: token})
+	s := newStack(t, stackOpt{token: token, proxied: true})
 	b := s.browser()
 	r := b.post("/login", url.Values{"token": {token + "x"}})
 	if r.code != http.StatusUnauthorized || !strings.Contains(r.body, "not the token of this service") || len(r.h.Values("Set-Cookie")) != 0 {
 		t.Fatalf("wrong token: %d %v\n%s", r.code, r.h.Values("Set-Cookie"), r.body)
 	}
-	for range 9 {
-		b.post("/login", url.Values{"token": {"nope"}})
+	for i := 0; r.code != http.StatusTooManyRequests; i++ {
+		if i == 20 {
+			t.Fatal("twenty wrong tokens from one address were never held back")
+		}
+		r = b.post("/login", url.Values{"token": {"nope"}})
 	}
-	r = b.post("/login", url.Values{"token": {token}})
-	if r.code != http.StatusTooManyRequests || !strings.Contains(r.body, "Too many failed attempts") {
-		t.Fatalf("after 10 failures, even the right token must wait: %d\n%s", r.code, r.body)
+	if ra, err := strconv.Atoi(r.h.Get("Retry-After")); err != nil || ra < 1 || !strings.Contains(r.body, "Too many wrong tokens") {
+		t.Fatalf("held back: Retry-After %q, not whole seconds\n%s", r.h.Get("Retry-After"), r.body)
+	}
+	if r = b.post("/login", url.Values{"token": {token}}); r.code != http.StatusTooManyRequests {
+		t.Fatalf("the guessing address got through while held back: %d", r.code)
+	}
+	// Another client (behind the same trusted proxy) has not failed: the
+	// right token logs it in at once.
+	other := s.browser()
+	other.forwardedFor = "203.0.113.77"
+	if r := other.post("/login", url.Values{"token": {token}}); r.code != http.StatusSeeOther {
+		t.Fatalf("the right token from a clean address: %d\n%s", r.code, r.body)
 	}
 }
 
 func TestLoginIgnoresOffsiteNextTargets(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
-	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"} {
+	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)",
+		"/\t/evil.example", "/%09/evil.example", "/\n/evil.example", "/%2F/evil.example", "/%5Cevil.example", " //evil.example",
+		"/\x00/evil.example", "/%00/evil.example", "\t//evil.example", "/login?next=//evil.example", "/%zz"} {
 		r := s.browser().post("/login", url.Values{"token": {token}, "next": {next}})
 		if r.code != http.StatusSeeOther || r.loc != "/" {
 			t.Errorf("next %q: redirected to %q", next, r.loc)
 		}
+	}
+	for _, next := range []string{"/executions?status=failed", "/agents/a.b", "/", "/executions/exe_1#log"} {
+		if r := s.browser().post("/login", url.Values{"token": {token}, "next": {next}}); r.loc != next {
+			t.Errorf("next %q: redirected to %q", next, r.loc)
+		}
+	}
+	// The address bar's target, as the login form in place carries it.
+	if r := s.browser().get("/login?next=%2F%09%2Fevil.example"); !strings.Contains(r.body, `name="next" value="/"`) {
+		t.Errorf("the login page kept a tab-smuggled next:\n%s", r.body)
 	}
 }
 
@@ -179,15 +203,15 @@ func TestSessionReadsTheAPIButWritesOnlyWithTheCSRFHeader(t *testing.T) {
 	if r := b.get("/v1/executions/" + e.ID + "/events?follow=false"); r.code != 200 || !strings.Contains(r.body, "event: status") {
 		t.Fatalf("event stream with a session: %d\n%s", r.code, r.body)
 	}
-	if r := b.post("/v1/executions/"+e.ID+"/cancel", nil); r.code != http.StatusUnauthorized {
+	if r := b.do(http.MethodPost, "/v1/executions/"+e.ID+"/cancel", nil, "Content-Type", "application/json"); r.code != http.StatusUnauthorized {
 		t.Fatalf("API write with a session but no CSRF header: %d", r.code)
 	}
 	b.site, b.origin = "cross-site", "https://evil.example"
-	if r := b.do(http.MethodPost, "/v1/executions/"+e.ID+"/cancel", nil, web.CSRFHeader, csrf); r.code != http.StatusUnauthorized {
+	if r := b.do(http.MethodPost, "/v1/executions/"+e.ID+"/cancel", nil, web.CSRFHeader, csrf, "Content-Type", "application/json"); r.code != http.StatusForbidden {
 		t.Fatalf("cross-site API write with the CSRF header: %d", r.code)
 	}
 	b.site, b.origin = "same-origin", s.srv.URL
-	if r := b.do(http.MethodPost, "/v1/executions/"+e.ID+"/cancel", nil, web.CSRFHeader, csrf); r.code != http.StatusAccepted {
+	if r := b.do(http.MethodPost, "/v1/executions/"+e.ID+"/cancel", nil, web.CSRFHeader, csrf, "Content-Type", "application/json"); r.code != http.StatusAccepted {
 		t.Fatalf("API write with the CSRF header: %d %s", r.code, r.body)
 	}
 }
@@ -209,6 +233,14 @@ func TestLogoutEndsTheSession(t *testing.T) {
 	replay.c.Jar.SetCookies(u, stolen)
 	if r := replay.get("/"); r.code != http.StatusUnauthorized {
 		t.Fatalf("a copy of the logged-out cookie still works: %d", r.code)
+	}
+	// Another worker, or this one restarted, knows of the logout too.
+	restarted, err := web.New(web.Config{Service: s.svc, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarted.SessionAuth(httptestRequest("GET", "/v1/agents", stolen)) {
+		t.Fatal("the logged-out cookie works again on a restarted UI")
 	}
 }
 

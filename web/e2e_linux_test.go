@@ -42,7 +42,7 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	msg := "!!! BROWSER TESTS SKIPPED: no Chromium found. Install it (Debian: apt-get update && apt-get install -y chromium) or set " + chromiumEnv + " to a Chromium or Chrome binary. The web UI is NOT tested end to end without it. !!!"
+	msg := "SKIP: !!! BROWSER TESTS SKIPPED: no Chromium found. Install it (Debian: apt-get update && apt-get install -y chromium) or set " + chromiumEnv + " to a Chromium or Chrome binary. The web UI is NOT tested end to end without it. !!!"
 	fmt.Fprintln(os.Stderr, msg)
 	t.Skip(msg)
 	return ""
@@ -158,7 +158,7 @@ func jsq(s string) string { b, _ := json.Marshal(s); return string(b) }
 func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	chromium := findChromium(t)
 	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
+		t.Skip("SKIP: browser test skipped in -short mode")
 	}
 	testutil.CheckFDs(t)
 	tag := testutil.Tag(t)
@@ -172,7 +172,7 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	ctx := t.Context()
 	if _, err := api.CreateAgent(ctx, &client.Agent{Name: "reviewer", Kind: store.KindHeadless, StallTimeout: client.Duration(2 * time.Second),
-		Command: []string{fakeagent, "-delay", "150ms", "-wait", "1s", "{{prompt}}"}}); err != nil {
+		Command: []string{fakeagent, "-delay", "150ms", "-wait", "1s", "--", "{{prompt}}"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -183,33 +183,8 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var chromeOut strings.Builder
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("lang", "en-US"),
-		chromedp.WindowSize(1280, 800),
-		chromedp.Env(testutil.TagEnvVar(tag), "TZ=UTC"),
-		chromedp.CombinedOutput(&lockedWriter{w: &chromeOut}),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	// The first action starts the browser and binds it to its context: not
-	// one with a step's deadline.
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1280, 800)); err != nil {
-		t.Fatalf("start Chromium: %v\n%s", err, chromeOut.String())
-	}
+	bctx, stopBrowser, chromeOut := startChromium(t, ctx, chromium, tag)
+	defer stopBrowser()
 	b := &tab{t: t, ctx: bctx, base: base, shot: shots}
 	problems := watchConsole(bctx)
 
@@ -468,16 +443,53 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	})
 
 	b.t = t
-	cancelBrowser()
-	cancelAlloc()
+	stopBrowser()
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the pages reported script errors or policy violations:\n%s", strings.Join(p, "\n"))
 	}
 	srv.Stop()
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
 	if t.Failed() {
-		t.Logf("corral serve said:\n%s\nChromium said:\n%s", srv.Log(), chromeOut.String())
+		t.Logf("corral serve said:\n%s\nChromium said:\n%s", srv.Log(), chromeOut())
 	}
+}
+
+// startChromium starts a headless Chromium for the test, its processes
+// tagged, and returns its context, a function that stops it (safe to call
+// twice), and what it printed so far.
+func startChromium(t *testing.T, ctx context.Context, chromium, tag string, extra ...chromedp.ExecAllocatorOption) (context.Context, func(), func() string) {
+	t.Helper()
+	var out strings.Builder
+	w := &lockedWriter{w: &out}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.WindowSize(1280, 800),
+		chromedp.Env(testutil.TagEnvVar(tag), "TZ=UTC"),
+		chromedp.CombinedOutput(w),
+	}, extra...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	stop := func() { cancelBrowser(); cancelAlloc() }
+	said := func() string { w.mu.Lock(); defer w.mu.Unlock(); return out.String() }
+	// The first action starts the browser and binds it to its context: not
+	// one with a step's deadline.
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		stop()
+		t.Fatalf("start Chromium: %v\n%s", err, said())
+	}
+	return bctx, stop, said
 }
 
 // watchConsole collects, until ctx ends, the page's uncaught exceptions,

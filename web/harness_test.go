@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -27,6 +28,7 @@ const token = "web-test-token-0123456789abcdef"
 // SQLite store, served in-process.
 type stack struct {
 	t   *testing.T
+	st  *sqlite.Store
 	svc *service.Service
 	ui  *web.UI
 	srv *httptest.Server
@@ -37,6 +39,7 @@ type stackOpt struct {
 	token   string
 	started bool // start the service, so that tasks run
 	tls     bool
+	proxied bool // the test's own client is a trusted proxy: X-Forwarded-For names the client
 	cfg     func(*web.Config)
 }
 
@@ -51,6 +54,7 @@ func newStack(t *testing.T, o stackOpt) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	s.st = st
 	s.svc, err = service.New(service.Config{Store: st, DataDir: dir, Env: []string{testutil.TagEnvVar(s.tag)}, Heartbeat: 200 * time.Millisecond, CancelPoll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +78,11 @@ func newStack(t *testing.T, o stackOpt) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{Service: s.svc, Token: o.token, UI: s.ui, SessionAuth: s.ui.SessionAuth})
+	acfg := api.Config{Service: s.svc, Token: o.token, UI: s.ui, SessionAuth: s.ui.SessionAuth}
+	if o.proxied {
+		acfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	}
+	h, err := api.New(acfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +108,9 @@ type browser struct {
 	c      *http.Client
 	origin string
 	site   string
+	// forwardedFor, if set, is sent as X-Forwarded-For (the stack must
+	// trust the test's client as a proxy).
+	forwardedFor string
 }
 
 func (s *stack) browser() *browser {
@@ -140,6 +151,9 @@ func (b *browser) do(method, path string, form url.Values, hdr ...string) resp {
 		if b.site != "" {
 			req.Header.Set("Sec-Fetch-Site", b.site)
 		}
+	}
+	if b.forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", b.forwardedFor)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])

@@ -36,6 +36,8 @@ func parseTemplates(u *UI) (map[string]*template.Template, error) {
 		"add":        func(a, b int) int { return a + b },
 		"statuses":   func() []corral.Status { return allStatuses },
 		"dict":       dict,
+		"sandbox":    sandboxText,
+		"sandboxRun": reportText,
 	}
 	base, err := template.New("base").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

@@ -7,9 +7,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
-	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -22,13 +21,6 @@ const CookieName = "corral_session"
 // session on requests made by script (forms carry it in the field "csrf").
 const CSRFHeader = "X-CSRF-Token"
 
-// Login throttling: at most maxFailures failed logins per client address
-// per failureWindow.
-const (
-	maxFailures   = 10
-	failureWindow = 5 * time.Minute
-)
-
 // session is a verified session cookie.
 type session struct {
 	nonce   [16]byte
@@ -38,26 +30,22 @@ type session struct {
 // sessions signs, verifies and revokes session cookies. A cookie holds an
 // expiry and a random nonce, signed with a key derived from the API token:
 // it proves that its holder once presented the token, and it stops
-// working when the token changes, when it expires, and (on this process)
-// when it is logged out. The CSRF token of a session is derived from its
-// nonce with the same key, so it needs no storage either.
+// working when the token changes and when it expires. A logout is
+// recorded in the database by the UI (see UI.session), for every worker
+// and across restarts; revoked keeps this process's own logouts, so that
+// they need no lookup. The CSRF token of a session is derived from its
+// nonce with the same key, so it needs no storage.
 type sessions struct {
 	key [32]byte
 	ttl time.Duration
 	now func() time.Time
 
-	mu       sync.Mutex
-	revoked  map[[16]byte]time.Time // nonce → expiry
-	failures map[string]*failure    // client address → failed logins
-}
-
-type failure struct {
-	n     int
-	reset time.Time
+	mu      sync.Mutex
+	revoked map[[16]byte]time.Time // nonce → expiry
 }
 
 func newSessions(token string, ttl time.Duration, now func() time.Time) *sessions {
-	s := &sessions{ttl: ttl, now: now, revoked: map[[16]byte]time.Time{}, failures: map[string]*failure{}}
+	s := &sessions{ttl: ttl, now: now, revoked: map[[16]byte]time.Time{}}
 	if token == "" {
 		// No token: sessions only carry CSRF tokens; they need not
 		// outlive the process.
@@ -109,6 +97,13 @@ func (s *sessions) verify(v string) (*session, bool) {
 	return ss, !gone
 }
 
+// id names a session in the database's revocations: derived from its
+// nonce with the key, so that the table holds nothing a cookie could be
+// rebuilt from.
+func (s *sessions) id(ss *session) string {
+	return hex.EncodeToString(s.mac("revocation", ss.nonce[:])[:16])
+}
+
 // csrf returns the CSRF token of a session.
 func (s *sessions) csrf(ss *session) string {
 	return base64.RawURLEncoding.EncodeToString(s.mac("csrf", ss.nonce[:]))
@@ -119,8 +114,8 @@ func (s *sessions) checkCSRF(ss *session, tok string) bool {
 	return tok != "" && hmac.Equal([]byte(tok), []byte(s.csrf(ss)))
 }
 
-// revoke ends a session on this process, and forgets revocations that
-// have expired anyway.
+// revoke ends a session on this process (the caller records it in the
+// database too), and forgets revocations that have expired anyway.
 func (s *sessions) revoke(ss *session) {
 	now := s.now()
 	s.mu.Lock()
@@ -139,47 +134,6 @@ func (s *sessions) mac(purpose string, data []byte) []byte {
 	m.Write([]byte{0})
 	m.Write(data)
 	return m.Sum(nil)
-}
-
-// throttled reports whether the client address of r has failed to log in
-// too often lately, and until when.
-func (s *sessions) throttled(r *http.Request) (bool, time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.failures[clientAddr(r)]
-	if f == nil || !s.now().Before(f.reset) {
-		return false, time.Time{}
-	}
-	return f.n >= maxFailures, f.reset
-}
-
-// failed records a failed login of the client address of r.
-func (s *sessions) failed(r *http.Request) {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.failures) > 10000 {
-		for a, f := range s.failures {
-			if !now.Before(f.reset) {
-				delete(s.failures, a)
-			}
-		}
-	}
-	a := clientAddr(r)
-	f := s.failures[a]
-	if f == nil || !now.Before(f.reset) {
-		f = &failure{reset: now.Add(failureWindow)}
-		s.failures[a] = f
-	}
-	f.n++
-}
-
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // tokenMatches compares a presented token with the configured one in

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corralrun/corral/internal/httpguard"
+	"github.com/corralrun/corral/internal/lockout"
 	"github.com/corralrun/corral/service"
 )
 
@@ -33,9 +35,14 @@ type Config struct {
 	// only on loopback then, as the API is open too).
 	Token string
 	// SecureCookies sets the Secure attribute on the session cookie even
-	// for requests that did not come over TLS, for a TLS-terminating
-	// proxy in front of corral. Requests that came over TLS always get it.
+	// for requests that did not come over TLS. Requests that came over
+	// TLS, directly or through a trusted proxy that says so (see
+	// api.Config.TrustedProxies), always get it.
 	SecureCookies bool
+	// Lockout throttles wrong tokens at the login form; share it with the
+	// API so that both count the same guesses. Nil means one of the UI's
+	// own.
+	Lockout *lockout.Guard
 	// SessionTTL is how long a login lasts; zero means 12 hours.
 	SessionTTL time.Duration
 	// LivePoll is how often live pages (the executions list, the agents'
@@ -61,13 +68,17 @@ type Config struct {
 // a request with the bearer token is admitted too. Every request that
 // changes state must come from the UI's own origin (Sec-Fetch-Site or
 // Origin) and carry the session's CSRF token; the session cookie is
-// HttpOnly and SameSite=Strict. Its methods are safe for concurrent use.
+// HttpOnly, SameSite=Strict, and Secure over TLS. A logout is recorded in
+// the service's database: it holds on every worker and across restarts.
+// The Host of a request is checked by the API server the UI is mounted
+// on. Its methods are safe for concurrent use.
 type UI struct {
 	cfg      Config
 	svc      *service.Service
 	log      *slog.Logger
 	now      func() time.Time
 	sess     *sessions
+	lock     *lockout.Guard
 	xorigin  *http.CrossOriginProtection
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
@@ -97,6 +108,10 @@ func New(cfg Config) (*UI, error) {
 	u := &UI{cfg: cfg, svc: cfg.Service, log: cfg.Logger, now: cfg.Now, mux: http.NewServeMux()}
 	u.agentsLive = &sharedAgents{u: u}
 	u.sess = newSessions(cfg.Token, cfg.SessionTTL, cfg.Now)
+	u.lock = cfg.Lockout
+	if u.lock == nil {
+		u.lock = &lockout.Guard{}
+	}
 	u.xorigin = http.NewCrossOriginProtection()
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
@@ -192,16 +207,27 @@ func (u *UI) SessionAuth(r *http.Request) bool {
 }
 
 func isAPIPath(p string) bool {
-	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/metrics" || p == "/healthz"
+	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/metrics" || p == "/healthz" || p == "/readyz"
 }
 
-// session returns the verified session of r's cookie.
+// session returns the verified session of r's cookie, unless it was
+// logged out (on any worker, before any restart). When the database
+// cannot say, the session is refused.
 func (u *UI) session(r *http.Request) (*session, bool) {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return nil, false
 	}
-	return u.sess.verify(c.Value)
+	ss, ok := u.sess.verify(c.Value)
+	if !ok || u.cfg.Token == "" {
+		return ss, ok
+	}
+	revoked, err := u.svc.SessionRevoked(r.Context(), u.sess.id(ss))
+	if err != nil {
+		u.log.Error("web UI: could not look up a session's logout; refusing it", "err", err)
+		return nil, false
+	}
+	return ss, !revoked
 }
 
 // setSession issues a session and sets its cookie.
@@ -214,7 +240,7 @@ func (u *UI) setSession(w http.ResponseWriter, r *http.Request) *session {
 		Expires:  ss.expires,
 		MaxAge:   int(u.cfg.SessionTTL / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil || u.cfg.SecureCookies,
+		Secure:   httpguard.IsTLS(r) || u.cfg.SecureCookies,
 		SameSite: http.SameSiteStrictMode,
 	})
 	return ss
@@ -223,7 +249,7 @@ func (u *UI) setSession(w http.ResponseWriter, r *http.Request) *session {
 func (u *UI) clearSession(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil || u.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: httpguard.IsTLS(r) || u.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
 	})
 }
 
@@ -251,16 +277,24 @@ func (u *UI) page(h pageHandler) http.HandlerFunc {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				u.log.Error("web UI handler panic", "method", r.Method, "path", r.URL.Path, "panic", v)
-				http.Error(w, "internal error", http.StatusInternalServerError)
+				u.internalError(w, r, fmt.Errorf("handler panic: %v", v))
 			}
 		}()
 		p := &page{Auth: u.cfg.Token != "", AssetVer: u.assetVer}
 		ss, ok := u.session(r)
 		bearer := false
-		if !ok && u.cfg.Token != "" {
-			got, has := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			bearer = has && tokenMatches(strings.TrimSpace(got), u.cfg.Token)
+		if got, has := httpguard.BearerToken(r); !ok && u.cfg.Token != "" && has {
+			client := httpguard.ClientAddr(r)
+			if wait := u.lock.Wait(client); wait > 0 {
+				w.Header().Set("Retry-After", lockout.RetryAfter(wait))
+				http.Error(w, "too many wrong tokens from your address: retry in "+lockout.RetryAfter(wait)+" seconds", http.StatusTooManyRequests)
+				return
+			}
+			if bearer = tokenMatches(got, u.cfg.Token); bearer {
+				u.lock.Succeed(client)
+			} else {
+				u.lock.Fail(client)
+			}
 		}
 		switch {
 		case ok:
@@ -309,14 +343,12 @@ const maxForm = 1 << 20
 func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	t := u.pages[name]
 	if t == nil {
-		u.log.Error("web UI: no template", "name", name)
-		http.Error(w, "internal error: no template "+name, http.StatusInternalServerError)
+		u.internalError(w, r, fmt.Errorf("no template %s", name))
 		return
 	}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
-		u.log.Error("web UI: render", "page", name, "err", err)
-		http.Error(w, "internal error rendering the page: "+err.Error(), http.StatusInternalServerError)
+		u.internalError(w, r, fmt.Errorf("render %s: %w", name, err))
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -329,8 +361,9 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 func (u *UI) fragment(w http.ResponseWriter, name string, data any) {
 	var b strings.Builder
 	if err := u.pages["fragments"].ExecuteTemplate(&b, name, data); err != nil {
-		u.log.Error("web UI: render fragment", "fragment", name, "err", err)
-		http.Error(w, "internal error: "+err.Error(), http.StatusInternalServerError)
+		id := httpguard.ErrorID()
+		u.log.Error("web UI request failed", "id", id, "fragment", name, "err", err)
+		http.Error(w, "internal error (id "+id+")", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -357,9 +390,18 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, p *page, err error) {
 	case errors.Is(err, context.Canceled):
 		// The browser went away.
 	default:
-		u.log.Error("web UI request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		u.errorPage(w, r, p, http.StatusInternalServerError, "Something failed", "The service failed: "+err.Error()+". The server's log may say more.")
+		id := httpguard.ErrorID()
+		u.log.Error("web UI request failed", "id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		u.errorPage(w, r, p, http.StatusInternalServerError, "Something failed", "The service failed: internal error (id "+id+"). The service's log has the cause under this id.")
 	}
+}
+
+// internalError answers a failure that stops the page from being drawn
+// at all: plain text with an id, the cause in the log.
+func (u *UI) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	id := httpguard.ErrorID()
+	u.log.Error("web UI request failed", "id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	http.Error(w, "internal error (id "+id+"): the service's log has the cause under this id", http.StatusInternalServerError)
 }
 
 // seeOther redirects a POST to the page that shows its result.

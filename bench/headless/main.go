@@ -10,7 +10,12 @@
 //
 // Every run is supervised by corral's core, so nothing outlives it.
 //
-//	go run ./bench/headless [-n 20] [-idle-gate 300s] [-budget 10s]
+// With -real N it also runs the real Claude Code and Codex against
+// internal/fakemodel answering 401, and measures how long after the
+// agent's first report of the failure the caller has a failed result:
+// corral's turn against waiting for the CLI to end the turn itself.
+//
+//	go run ./bench/headless [-n 20] [-idle-gate 300s] [-budget 10s] [-real 10 [-only-real]]
 package main
 
 import (
@@ -40,10 +45,20 @@ var (
 	budget   = flag.Duration("budget", 10*time.Second, "budget of the wait-for-exit peer (one run); its figure is the whole budget")
 	agent    = flag.String("agent", "", "fake agent binary (built from internal/fakeagent when empty)")
 	skipGate = flag.Bool("skip-idle-gate", false, "skip the idle-gate peer (it takes the whole gate)")
+	realRuns = flag.Int("real", 0, "runs of each real CLI's 401 turn under corral (0: skip); needs the pinned npm CLIs ($CORRAL_NPM_DIR, or the cache .ci/run fills)")
+	realPeer = flag.Bool("real-peer", true, "with -real, also time once each CLI's own end of the 401 turn (Claude Code retries for about 3 minutes)")
+	onlyReal = flag.Bool("only-real", false, "run only the real-CLI measurements (-real)")
 )
 
 func main() {
 	flag.Parse()
+	if *onlyReal {
+		if *realRuns == 0 {
+			*realRuns = 10
+		}
+		realBench()
+		return
+	}
 	if *agent == "" {
 		dir, err := os.MkdirTemp("", "bench-headless-")
 		if err != nil {
@@ -80,6 +95,9 @@ func main() {
 		report(fmt.Sprintf("peer: %v idle gate", *gate), []time.Duration{peerRun(dir, 0, gateStrategy)})
 	}
 	report(fmt.Sprintf("peer: wait for exit (budget %v)", *budget), []time.Duration{peerRun(dir, 0, exitStrategy)})
+	if *realRuns > 0 {
+		realBench()
+	}
 }
 
 func fail(err error) {

@@ -1,8 +1,9 @@
 //go:build linux
 
-// Command shell measures the agent shell tool against the figures of the
-// best-known peer (an agent framework's local shell tool) and against
-// references measured in the same run:
+// Command shell measures the agent shell tool against references measured
+// in the same run, and prints beside them, labelled as cited, the figures
+// reported for the best-known peer (an agent framework's local shell
+// tool), which cannot be run here:
 //
 //   - per-command time of `true` in a persistent session, and one-shot;
 //     references: bash -c true started with os/exec (the floor of a fresh
@@ -10,8 +11,16 @@
 //     (the other way to build sessions);
 //   - how far past its deadline a timed-out session command returns, and
 //     that the next command sees the same cwd and exports;
+//   - how long a stop takes that lands as a command starts: job_kill right
+//     after a background start, and run_command with a 1-20 ms timeout
+//     (before the fix one in eight sat out the 2 s grace);
+//   - the round trip of an MCP ping through corral's stdio framing (each
+//     message checked before the SDK sees it) against the SDK's own stdio
+//     transport, both in process over pipes;
 //   - peak RSS of `corral mcp` while 200 MB of output go through
-//     run_command.
+//     run_command, with the default budget and with max_output_chars 1e12;
+//     reference: a process that keeps all of it, as a tool built on
+//     os/exec's Output does.
 //
 // Run from the repository root: go run ./bench/shell
 package main
@@ -36,6 +45,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/mcpserver"
 	"github.com/corralrun/corral/shell"
 )
 
@@ -44,7 +54,13 @@ func main() {
 	timeouts := flag.Int("timeouts", 10, "timed-out commands to measure")
 	bin := flag.String("corral", "", "corral binary for the MCP measurement (default: build one)")
 	skipMCP := flag.Bool("skip-mcp", false, "skip the 200 MB MCP measurement")
+	early := flag.Int("early", 40, "stops landing as a command starts to measure")
+	keepAll := flag.Bool("keep-all", false, "internal: be the keep-everything reference of the 200 MB measurement")
 	flag.Parse()
+	if *keepAll {
+		keepAllOutput()
+		return
+	}
 	ctx := context.Background()
 	tool := &shell.Tool{Dir: os.TempDir()}
 	defer tool.Close()
@@ -69,7 +85,7 @@ func main() {
 	lb := newLongBash()
 	report("reference: long-lived bash + sentinel", measure(*n, func() { lb.run("true") }))
 	lb.close()
-	fmt.Printf("%-44s %8s\n", "peer: agent framework persistent shell", "~51")
+	fmt.Printf("%-44s %8s   (cited, not measured here)\n", "peer: agent framework persistent shell", "~51")
 
 	fmt.Println()
 	fmt.Println("## timeout in a session: return past the deadline (ms), command dies on SIGTERM")
@@ -90,17 +106,90 @@ func main() {
 	report("corral session, 500 ms timeout", late)
 	fmt.Printf("%-44s %8s\n", "target", "<= 100")
 	fmt.Println("(after every timeout the next command saw the same cwd and exports)")
+
+	fmt.Println()
+	fmt.Println("## a stop that lands as the command starts: time to return (ms)")
+	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "max")
+	var kills, short []time.Duration
+	for i := 0; i < *early; i++ {
+		res, err := sess.Start(ctx, shell.Request{Command: "sleep 60"})
+		check(err)
+		j, _ := sess.Job(res.JobID)
+		start := time.Now()
+		j.Kill()
+		kills = append(kills, time.Since(start))
+		start = time.Now()
+		_, err = sess.Run(ctx, shell.Request{Command: "sleep 60", Timeout: time.Duration(1+i%20) * time.Millisecond})
+		check(err)
+		short = append(short, time.Since(start))
+	}
+	reportMax("job_kill right after a background start", kills)
+	reportMax("run_command, timeout 1-20 ms", short)
+	fmt.Printf("%-44s %8s\n", "before: 1 in 8 sat out the grace", "2000")
 	sess.Close()
+
+	fmt.Println()
+	fmt.Println("## MCP ping round trip over stdio, in process (ms)")
+	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "p99")
+	report("corral's framing (mcpserver.ServeStdio)", pings(*n, corralStdio(tool)))
+	report("reference: the SDK's own stdio transport", pings(*n, sdkStdio))
 
 	if *skipMCP {
 		return
 	}
 	fmt.Println()
 	fmt.Println("## 200 MB of output through run_command: peak RSS of `corral mcp`")
-	hwm, took := mcp200(*bin)
+	hwm, took := mcp200(*bin, nil)
 	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp", float64(hwm)/(1<<20), took.Seconds())
-	fmt.Printf("%-44s %8s MiB\n", "peer: agent framework shell tool", "400-800")
+	hwm, took = mcp200(*bin, map[string]any{"max_output_chars": 1e12})
+	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "corral mcp, max_output_chars 1e12", float64(hwm)/(1<<20), took.Seconds())
+	fmt.Printf("%-44s %8s MiB\n", "before the cap, max_output_chars 1e12", "3700")
+	hwm, took = keepAllReference()
+	fmt.Printf("%-44s %8.1f MiB  (%.1f s)\n", "reference: os/exec Output, keeps it all", float64(hwm)/(1<<20), took.Seconds())
+	fmt.Printf("%-44s %8s MiB  (cited, not measured here)\n", "peer: agent framework shell tool", "400-800")
 	fmt.Printf("%-44s %8s MiB\n", "target", "<= 64")
+}
+
+func reportMax(name string, d []time.Duration) {
+	slices.Sort(d)
+	q := func(p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
+	fmt.Printf("%-44s %8.2f %8.2f %8.2f\n", name, q(0.5), q(0.9), q(1))
+}
+
+// serve connects a client to a server served by serve over two pipes.
+func serve(serve func(ctx context.Context, in io.ReadCloser, out io.Writer)) (*mcp.ClientSession, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cr, sw := io.Pipe() // server to client
+	sr, cw := io.Pipe() // client to server
+	done := make(chan struct{})
+	go func() { defer close(done); serve(ctx, sr, sw); sw.Close() }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	check(err)
+	return cs, func() { cs.Close(); cancel(); sr.Close(); <-done }
+}
+
+func corralStdio(tool *shell.Tool) func(context.Context, io.ReadCloser, io.Writer) {
+	return func(ctx context.Context, in io.ReadCloser, out io.Writer) {
+		srv, err := mcpserver.New(mcpserver.Config{Tool: tool})
+		check(err)
+		srv.ServeStdio(ctx, in, out)
+	}
+}
+
+func sdkStdio(ctx context.Context, in io.ReadCloser, out io.Writer) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopCloser{out}})
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func pings(n int, server func(context.Context, io.ReadCloser, io.Writer)) []time.Duration {
+	cs, stop := serve(server)
+	defer stop()
+	return measure(n, func() { check(cs.Ping(context.Background(), nil)) })
 }
 
 func measure(n int, f func()) []time.Duration {
@@ -159,7 +248,7 @@ func (l *longBash) close() {
 	l.cmd.Wait()
 }
 
-func mcp200(bin string) (int64, time.Duration) {
+func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "corral-bench-")
 		check(err)
@@ -179,9 +268,11 @@ func mcp200(bin string) (int64, time.Duration) {
 	check(err)
 	defer cs.Close()
 	start := time.Now()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{
-		"command": "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end",
-	}})
+	args := map[string]any{"command": bigOutput}
+	for k, v := range extra {
+		args[k] = v
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: args})
 	check(err)
 	took := time.Since(start)
 	b, _ := json.Marshal(res.StructuredContent)
@@ -193,6 +284,36 @@ func mcp200(bin string) (int64, time.Duration) {
 	hwm, err := procfs.Memory(cmd.Process.Pid, "VmHWM")
 	check(err)
 	return hwm, took
+}
+
+// bigOutput is the command of the 200 MB measurement.
+const bigOutput = "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end"
+
+// keepAllReference runs this program again as the keep-everything
+// reference and returns its peak RSS and how long the command took.
+func keepAllReference() (int64, time.Duration) {
+	self, err := os.Executable()
+	check(err)
+	out, err := exec.Command(self, "-keep-all").Output()
+	check(err)
+	var hwm, ns int64
+	_, err = fmt.Sscan(string(out), &hwm, &ns)
+	check(err)
+	return hwm, time.Duration(ns)
+}
+
+// keepAllOutput is the reference: it runs the command with os/exec's
+// Output, which keeps every byte, and prints its own peak RSS and the
+// time taken.
+func keepAllOutput() {
+	start := time.Now()
+	out, err := exec.Command("bash", "-c", bigOutput).Output()
+	check(err)
+	took := time.Since(start)
+	must(len(out) >= 200000000, "output did not come through")
+	hwm, err := procfs.Memory(0, "VmHWM")
+	check(err)
+	fmt.Println(hwm, took.Nanoseconds())
 }
 
 func check(err error) {

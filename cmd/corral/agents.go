@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/store"
 )
@@ -26,12 +27,28 @@ const agentsUsage = `Usage:
   corral agents delete NAME
   corral agents slots NAME
 
-An agent runs tasks. A shell agent runs each task's input as a command line
-with its shell (bash -c INPUT). A headless agent runs its command template
-with the task's input (the prompt) in place of {{prompt}} (or appended), e.g.
+An agent runs tasks. A shell agent runs each task's input as a script of
+its shell (bash by default; the input reaches it on a pipe, never in its
+arguments). A headless agent runs its command template with the task's
+input (the prompt) in place of {{prompt}}, e.g.
 
-  corral agents create coder --kind headless --timeout 30m --idle 5m -- \
-    claude -p --output-format stream-json --verbose '{{prompt}}'
+  corral agents create coder --kind headless --timeout 30m --idle 5m \
+    --env ANTHROPIC_API_KEY=sk-ant-... -- \
+    claude -p --output-format stream-json --verbose -- '{{prompt}}'
+
+The "--" before '{{prompt}}' ends the agent's own options, so that a prompt
+starting with "-" (say, --dangerously-skip-permissions) is never read as
+one; the service refuses a template whose prompt would land where options
+are parsed. Without {{prompt}}, the prompt is appended after a "--".
+
+Tasks see only a minimal environment (PATH, HOME, USER, LANG, TZ), the
+variables --pass-env names (taken from the service's own environment; its
+token and database URL never are), and --env. The values of --env are
+write-only: get and list show only their names (env_names); update --env
+replaces one, --unset-env removes one. --run-as USER runs the tasks as that
+user (the service must be able to switch to it). --sandbox read-only or
+workspace confines them (docs/sandbox.md); the sandbox flags of update
+replace the agent's whole sandbox.
 
 At most --max-parallel tasks of an agent run at once, across every worker of
 the fleet; others are rejected (--overflow reject, HTTP 429) or queued in
@@ -58,14 +75,35 @@ func agentsMain(args []string) int {
 	grace := fs.Duration("grace", 0, "time between the stop signal and SIGKILL (default 2s)")
 	maxOut := fs.Int("max-output", 0, "`BYTES` of each stream kept in the record (default 64 KiB; the log keeps all)")
 	labels := fs.String("labels", "", "comma-separated `LABELS`: run only on workers started with all of them (corral serve --labels)")
-	var env stringList
-	fs.Var(&env, "env", "`KEY=VALUE` in the agent's environment (repeatable)")
+	var env, unsetEnv, passEnv stringList
+	fs.Var(&env, "env", "`KEY=VALUE` in the agent's environment (repeatable; write-only: never shown again)")
+	fs.Var(&unsetEnv, "unset-env", "update: remove the variable `KEY` from the agent's environment (repeatable)")
+	fs.Var(&passEnv, "pass-env", "pass the service's variable `NAME` on to the agent's tasks (repeatable)")
+	runAs := fs.String("run-as", "", "run the agent's tasks as `USER` (default: the service's --run-as, else its own user)")
+	sbMode := fs.String("sandbox", "", "confine the agent's tasks: off, read-only or workspace (the workdir)")
+	network := fs.String("network", "", "with --sandbox, the network: none (only --allow-host) or host")
+	var writable, denyRead, allowHosts, allowSocks stringList
+	fs.Var(&writable, "writable", "with --sandbox workspace, another absolute `PATH` tasks may write (repeatable)")
+	fs.Var(&denyRead, "deny-read", "with --sandbox, an absolute `PATH` tasks may not read (repeatable)")
+	fs.Var(&allowHosts, "allow-host", "with --sandbox, a `HOST[:PORT]` tasks may reach through corral's proxy (repeatable)")
+	fs.Var(&allowSocks, "allow-unix-socket", "with --sandbox, a Unix socket `PATH` tasks may connect to (repeatable)")
 	pos, command, err := parseInterleaved(fs, args)
 	if err != nil {
 		return parseError(err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	sandboxSet := set["sandbox"] || set["network"] || set["writable"] || set["deny-read"] || set["allow-host"] || set["allow-unix-socket"]
+	var sandbox corral.Sandbox
+	if sandboxSet {
+		if sandbox.Mode, err = corral.ParseSandboxMode(*sbMode); err != nil {
+			return usageError("agents", "--sandbox: %v", err)
+		}
+		if sandbox.Network, err = corral.ParseNetwork(*network); err != nil {
+			return usageError("agents", "--network: %v", err)
+		}
+		sandbox.Writable, sandbox.DenyRead, sandbox.AllowHosts, sandbox.AllowUnixSockets = writable, denyRead, allowHosts, allowSocks
+	}
 	verb := "list"
 	if len(pos) > 0 {
 		verb, pos = pos[0], pos[1:]
@@ -89,9 +127,9 @@ func agentsMain(args []string) int {
 			return exitOK
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tKIND\tSLOTS\tOVERFLOW\tTIMEOUT\tCOMMAND")
+		fmt.Fprintln(tw, "NAME\tKIND\tSLOTS\tOVERFLOW\tTIMEOUT\tRUN AS\tSANDBOX\tCOMMAND")
 		for _, a := range list {
-			cmd := a.Shell + " -c INPUT"
+			cmd := a.Shell + " < INPUT"
 			if a.Kind == store.KindHeadless {
 				cmd = strings.Join(a.Command, " ")
 			}
@@ -99,7 +137,11 @@ func agentsMain(args []string) int {
 			if a.Timeout > 0 {
 				to = a.Timeout.D().String()
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Kind, a.MaxParallelTasks, overflowText(a), to, truncate(cmd, 50))
+			user := a.RunAs
+			if user == "" {
+				user = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.MaxParallelTasks, overflowText(a), to, user, a.Sandbox.Mode, truncate(cmd, 50))
 		}
 		tw.Flush()
 		return exitOK
@@ -122,7 +164,10 @@ func agentsMain(args []string) int {
 		a := &client.Agent{Name: name, Kind: store.AgentKind(*kind), Shell: *shell, Workdir: *workdir, MaxParallelTasks: *maxPar,
 			Overflow: store.Overflow(*overflow), MaxBacklog: *backlog, Timeout: store.Duration(*timeout), StallTimeout: store.Duration(*stall),
 			IdleTimeout: store.Duration(*idle), Grace: store.Duration(*grace), MaxOutput: *maxOut, Command: command,
-			Labels: splitLabels(*labels)}
+			Labels: splitLabels(*labels), RunAs: *runAs, PassEnv: nonEmpty(passEnv), Sandbox: sandbox}
+		if len(unsetEnv) > 0 {
+			return usageError("agents", "--unset-env is for update")
+		}
 		if len(env) > 0 {
 			a.Env = map[string]string{}
 			for _, kv := range env {
@@ -162,13 +207,29 @@ func agentsMain(args []string) int {
 		if set["labels"] {
 			patch["labels"] = splitLabels(*labels)
 		}
-		if set["env"] {
-			m := map[string]string{}
+		if set["env"] || set["unset-env"] {
+			// Merged name by name: the values already set stay unseen.
+			m := map[string]any{}
 			for _, kv := range env {
-				k, v, _ := strings.Cut(kv, "=")
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return usageError("agents", "--env %q: want KEY=VALUE", kv)
+				}
 				m[k] = v
 			}
+			for _, k := range unsetEnv {
+				m[k] = nil
+			}
 			patch["env"] = m
+		}
+		if set["run-as"] {
+			patch["run_as"] = *runAs
+		}
+		if set["pass-env"] {
+			patch["pass_env"] = nonEmpty(passEnv) // --pass-env '' clears the list
+		}
+		if sandboxSet {
+			patch["sandbox"] = sandbox
 		}
 		if len(command) > 0 {
 			patch["command"] = command
@@ -238,4 +299,15 @@ func overflowText(a *client.Agent) string {
 		return fmt.Sprintf("queue(%d)", a.MaxBacklog)
 	}
 	return string(a.Overflow)
+}
+
+// nonEmpty returns the non-empty strings of list, never nil.
+func nonEmpty(list []string) []string {
+	out := []string{}
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -81,6 +81,21 @@ func (f *fleet) runsLeft() []string {
 	return out
 }
 
+// treeRecorded reports whether the worker running e has recorded its
+// process tree (the API does not show handles; the worker's run file
+// holds it).
+func (f *fleet) treeRecorded(e *client.Execution) bool {
+	var i int
+	if e == nil || e.WorkerID == "" {
+		return false
+	}
+	if _, err := fmt.Sscanf(e.WorkerID, "w%d", &i); err != nil || i >= len(f.workers) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(f.workers[i].data, "runs", e.ID+".json"))
+	return err == nil
+}
+
 func (f *fleet) stop() {
 	for _, w := range f.workers {
 		w.stop()
@@ -185,21 +200,23 @@ func TestFleetCancelReachesTheWorkerRunningTheTask(t *testing.T) {
 		var got *client.Execution
 		testutil.WaitFor(t, 30*time.Second, "run started", func() bool {
 			got, _ = f.workers[0].c.Execution(bg, e.ID)
-			return got != nil && got.Handle != nil
+			return f.treeRecorded(got)
 		})
 		if got.WorkerID != "w0" {
 			target = got
-			fmt.Sscanf(got.WorkerID, "w%d", &owner)
 			break
 		}
 	}
 	if target == nil {
 		t.Fatal("every run went to the submitting worker")
 	}
-	via := 3 - owner // neither the owner nor, when possible, the submitter
-	if via == 3 {
-		via = 1
+	if _, err := fmt.Sscanf(target.WorkerID, "w%d", &owner); err != nil || owner != 1 && owner != 2 {
+		t.Fatalf("run owned by %q, want w1 or w2", target.WorkerID)
 	}
+	// Through the worker that neither owns the run nor took the
+	// submission. (Mutation caught: the owner never polling for cancel
+	// requests, so only a cancel through the owner itself would work.)
+	via := 3 - owner
 	t0 := time.Now()
 	if _, err := f.workers[via].c.Cancel(bg, target.ID); err != nil {
 		t.Fatal(err)
@@ -246,14 +263,16 @@ func TestFleetKill9WorkerIsRecoveredByTheOthersAndRejoins(t *testing.T) {
 	}
 	testutil.WaitFor(t, 30*time.Second, "three trees running on w0", func() bool {
 		for _, id := range ids {
-			if e, err := c.Execution(bg, id); err != nil || e.Handle == nil || e.WorkerID != "w0" {
+			if e, err := c.Execution(bg, id); err != nil || !f.treeRecorded(e) || e.WorkerID != "w0" {
 				return false
 			}
 		}
 		return len(f.runsLeft()) >= 12
 	})
 	t0 := time.Now()
-	f.workers[0].kill9()
+	// Its runs' trees outlive it (what bound them to it died too), for the
+	// others to reclaim.
+	f.workers[0].crash()
 	for i, id := range ids {
 		e := waitTerminal(t, c, id, 30*time.Second)
 		if e.Status != corral.StatusInterrupted || e.Reclaimed == 0 || !strings.Contains(e.Stdout, fmt.Sprint("started-", i)) {
@@ -293,7 +312,7 @@ func TestFleetFrozenWorkerLosesItsLeaseAndIsFenced(t *testing.T) {
 		}
 		testutil.WaitFor(t, 30*time.Second, "run started", func() bool {
 			target, _ = c.Execution(bg, e.ID)
-			return target != nil && target.Handle != nil
+			return f.treeRecorded(target)
 		})
 		if target.WorkerID != "w0" {
 			c.Cancel(bg, e.ID)

@@ -34,17 +34,28 @@ task is live (Codex: turn.completed or turn.failed). corral then answers at
 once, even if the agent or one of its MCP servers keeps the pipe open, and
 tears the process tree down behind it. Backstops: a tool call open past its
 stall limit (MCP tools by default), no output past the idle limit while no
-tool call is open, and the overall budget. An authentication failure on
-stderr or in the stream, or a permission mode that did not take effect,
-stops the turn at once. SIGINT or SIGTERM to corral cancels the turn: the
-agent gets SIGINT first, then the tree is torn down.
+tool call is open, and the overall budget. A result while background tasks
+are live (a sub-agent, a shell command run in the background) is only a
+segment: the turn waits for them, at most --background-timeout after the
+latest segment. An authentication failure (on stderr, in the stream, or a
+model API answering 401 while the agent retries), or a permission mode that
+did not take effect, stops the turn at once. When a watchdog ends a turn
+while the agent was retrying a failing model API, the error type is that
+failure's (rate_limit, quota, ...), not the watchdog's. SIGINT or SIGTERM to
+corral cancels the turn: the agent gets SIGINT first, then the tree is torn
+down.
 
 Without --json a live view shows the turn: messages, tool calls as they
 start and finish, the final answer and a one-line summary. With --json one
 object is printed at the end: status (succeeded, failed, cancelled),
 error_type (empty on success), finalized_by, result, session_id, num_turns,
-cost_usd, usage, exit_code, duration_ms, stalled_tool, parse_errors,
+cost_usd (null when the agent reported none), usage, exit_code,
+duration_ms, stalled_tool, background_tasks, api_failure, parse_errors,
 events, tools (and a few more).
+
+Under --sandbox the agent and everything it runs are confined; give it its
+model API host with --allow-host and its state directories with --writable
+(docs/headless.md has recipes for Claude Code and Codex).
 
 Example:
   corral headless --timeout 30m --require-permission-mode bypassPermissions \
@@ -52,9 +63,10 @@ Example:
     --verbose --permission-mode bypassPermissions "Fix the failing test"
 
 Exit status: 0 when the turn succeeded; 1 when it failed (see error_type);
-124 when its budget ran out; 125 when corral itself fails or a flag is
-wrong; 126 when the agent is not executable; 127 when it is not found; 130
-or 143 when corral got SIGINT or SIGTERM.
+124 when its budget ran out; 125 when corral itself fails, a flag is wrong,
+or the sandbox asked for cannot be built; 126 when the agent is not
+executable; 127 when it is not found; 130 or 143 when corral got SIGINT or
+SIGTERM.
 
 Flags:
 `
@@ -67,11 +79,13 @@ func headlessMain(args []string) int {
 func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults(); fmt.Fprint(stderr, sandboxHelp) }
 	var (
 		timeout     = fs.Duration("timeout", 0, "budget of the whole turn (0: none)")
 		stall       = fs.Duration("stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none")
 		idle        = fs.Duration("idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never")
+		background  = fs.Duration("background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows")
+		yield       = fs.Duration("command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs")
 		grace       = fs.Duration("grace", proc.DefaultGrace, "time between SIGTERM and SIGKILL when the tree is torn down")
 		linger      = fs.Duration("linger", headless.DefaultLinger, "time the agent may take to exit by itself after its turn")
 		interrupt   = fs.Duration("interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time between SIGINT to the agent and the teardown")
@@ -85,6 +99,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Var(&toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
+	sbf := addSandboxFlags(fs, "workdir")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -104,6 +119,8 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		Timeout:               *timeout,
 		StallTimeout:          negIfZero(*stall),
 		IdleTimeout:           negIfZero(*idle),
+		BackgroundTimeout:     negIfZero(*background),
+		CommandYield:          negIfZero(*yield),
 		Grace:                 negIfZero(*grace),
 		Linger:                negIfZero(*linger),
 		InterruptGrace:        negIfZero(*interrupt),
@@ -116,6 +133,12 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	if spec.Containment, err = corral.ParseContainment(*containment); err != nil {
+		return fail("%v", err)
+	}
+	if spec.Dir, err = sbf.dir(); err != nil {
+		return fail("%v", err)
+	}
+	if spec.Sandbox, err = sbf.sandbox(); err != nil {
 		return fail("%v", err)
 	}
 	for _, s := range toolLimits {
@@ -275,6 +298,20 @@ func (v *headlessView) line(e headless.Event) {
 		}
 	case headless.KindError:
 		fmt.Fprintf(v.w, "! agent error: %s\n", e.Error)
+	case headless.KindRetry:
+		try := ""
+		if e.Attempt > 0 {
+			try = fmt.Sprintf(" (try %d", e.Attempt)
+			if e.MaxAttempts > 0 {
+				try += fmt.Sprintf(" of %d", e.MaxAttempts)
+			}
+			try += ")"
+		}
+		status := ""
+		if e.ErrorStatus != 0 {
+			status = fmt.Sprintf("%d ", e.ErrorStatus)
+		}
+		fmt.Fprintf(v.w, "! model API failed: %s%s%s, retrying\n", status, headlessOneLine(e.Error, 200), try)
 	}
 }
 
@@ -296,7 +333,11 @@ func (v *headlessView) end(r *headless.Result) {
 	if r.ErrorType != "" {
 		fmt.Fprintf(&b, " (%s)", r.ErrorType)
 	}
-	fmt.Fprintf(&b, " · by %s · %d turns · $%.4f · %s", r.FinalizedBy, r.NumTurns, r.CostUSD, r.Duration.Round(time.Millisecond))
+	cost := "—" // the agent reported none
+	if r.CostUSD != nil {
+		cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+	}
+	fmt.Fprintf(&b, " · by %s · %d turns · %s · %s", r.FinalizedBy, r.NumTurns, cost, r.Duration.Round(time.Millisecond))
 	if r.SessionID != "" {
 		fmt.Fprintf(&b, " · session %s", r.SessionID)
 	}

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corralrun/corral/mcpserver"
+	"github.com/corralrun/corral/proc"
+	"github.com/corralrun/corral/shell"
 )
 
 func init() {
@@ -32,24 +32,43 @@ starts it:
 
 With --http HOST:PORT it serves streamable HTTP at http://HOST:PORT/mcp;
 on an address other than loopback a bearer token is required (--token or
-CORRAL_MCP_TOKEN), and clients send "Authorization: Bearer TOKEN".
+CORRAL_MCP_TOKEN), and clients send "Authorization: Bearer TOKEN". Browsers
+may call it from loopback origins and those named with --allow-origin.
 
 Each client connection gets its own persistent bash session. Tools:
 run_command (command, timeout_ms, workdir, background, max_output_chars),
 job_output (job_id, since, wait_ms), job_kill (job_id), list_jobs,
-reset_session and environment. Background jobs and sessions end when their
-connection does, and all of them when corral exits.
+reset_session and environment. A session's commands run one at a time in
+the order they arrive, their timeouts counted from then.
+
+A session and its background jobs end with their connection: over stdio
+when the client closes corral's stdin (or exits); over HTTP when the client
+sends DELETE, when a client that held an event stream has had no connection
+open for --client-idle (the TypeScript SDK and the Inspector close their
+stream and never send DELETE), or after --idle without requests. On SIGTERM
+or SIGINT corral stops taking calls, stops the commands in flight and
+answers them with an error result, ends every session with its jobs,
+removes its temporary files, and exits 0.
+
+Malformed messages get a JSON-RPC error and the connection goes on. Limits:
+8 MiB per message, 1 MiB per command, --output-chars-cap characters of
+output per result.
 
 Flags:
 `
 
 func mcpMain(args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults() }
-	build := toolFlags(fs)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), sandboxHelp) }
+	build := toolFlags(fs, "workdir")
 	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
 	token := fs.String("token", os.Getenv("CORRAL_MCP_TOKEN"), "bearer `TOKEN` HTTP clients must send (default $CORRAL_MCP_TOKEN)")
 	idle := fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
+	clientIdle := fs.Duration("client-idle", time.Minute, "with --http, close the session of a client that held an event stream and has had no connection open for this long (0: never)")
+	var origins stringList
+	fs.Var(&origins, "allow-origin", "with --http, let browsers call from `ORIGIN` (scheme://host[:port]) besides loopback ones (repeatable)")
+	var legacyDir string
+	fs.StringVar(&legacyDir, "dir", "", "older name of --workdir")
 	verbose := fs.Bool("v", false, "log to stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,11 +83,24 @@ func mcpMain(args []string) int {
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
+	if legacyDir != "" {
+		if err := fs.Set("workdir", legacyDir); err != nil {
+			return fail(err)
+		}
+	}
+	for _, o := range origins {
+		if _, err := mcpserver.ParseOrigin(o); err != nil {
+			return fail(fmt.Errorf("--allow-origin: %w", err))
+		}
+	}
 	tool, err := build()
 	if err != nil {
 		return fail(err)
 	}
 	defer tool.Close()
+	if err := checkSandbox(tool); err != nil {
+		return fail(err)
+	}
 	var logger *slog.Logger
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -81,7 +113,7 @@ func mcpMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *addr == "" {
-		if err := srv.ServeStdio(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
 			return fail(err)
 		}
 		return 0
@@ -94,7 +126,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(*token, *idle))
+	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: *token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)
@@ -104,8 +136,58 @@ func mcpMain(args []string) int {
 		return fail(err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Stop accepting connections while the calls in flight are answered
+	// on the ones open; the server's Shutdown then ends every session,
+	// which ends the event streams that keep connections busy.
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownBound(tool))
 	defer cancel()
-	hs.Shutdown(sctx)
+	closed := make(chan struct{})
+	go func() { hs.Shutdown(sctx); close(closed) }()
+	srv.Shutdown(sctx)
+	select {
+	case <-closed:
+	case <-sctx.Done():
+		hs.Close()
+	}
 	return 0
+}
+
+// clientIdleOption maps the flag, where 0 means never, to the option,
+// where it means the default.
+func clientIdleOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// shutdownBound is how long an orderly shutdown may take: the commands in
+// flight get the grace period to exit and the drain for their output.
+func shutdownBound(t *shell.Tool) time.Duration {
+	grace := t.Grace
+	if grace <= 0 {
+		grace = proc.DefaultGrace
+	}
+	return grace + proc.DefaultDrain + 2*time.Second
+}
+
+// checkSandbox builds the sandbox asked for once, so that a machine that
+// cannot build it is refused at start (exit 125, with the reason), not at
+// the first command.
+func checkSandbox(t *shell.Tool) error {
+	if !t.Sandbox.Enabled() {
+		return nil
+	}
+	dir := t.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	enc, err := proc.NewEnclosure(context.Background(), t.Sandbox, dir)
+	if err != nil {
+		return fmt.Errorf("--sandbox %s: %w", t.Sandbox.Mode, err)
+	}
+	return enc.Close()
 }

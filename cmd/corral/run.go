@@ -25,14 +25,17 @@ func init() {
 const runUsage = `Usage: corral run [flags] -- COMMAND [ARGS...]
 
 Runs COMMAND inside the strongest containment the machine allows (a cgroup
-v2 leaf, a subreaper session, or a process group), enforces the timeout on
-the whole process tree and returns when the tree is gone: background jobs,
-double forks and setsid escapees included.
+v2 leaf, a subreaper init, or a process group), enforces the timeout on the
+whole process tree and returns when the tree is gone: background jobs,
+double forks and setsid escapees included. If corral itself is killed, even
+with SIGKILL, the tree dies with it.
 
 Without --json the command's output streams through live. With --json one
 JSON object is printed at the end: exit_code, signal, timed_out, cancelled,
 duration_ms, stdout, stderr, stdout_bytes, stderr_bytes, stdout_truncated,
-stderr_truncated, containment, killed, survivors (and a few more).
+stderr_truncated, containment, killed, survivors, binding (what kills the
+tree if corral dies), sandbox (mode, network, writable, mechanisms,
+landlock_abi, denied_hosts) and a few more.
 
 Exit status: the command's own; 124 on timeout; 125 when corral itself
 fails; 126 when COMMAND is not executable; 127 when it is not found; 128+N
@@ -202,6 +205,9 @@ type runJSON struct {
 	SurvivorNote    string  `json:"survivor_note,omitempty"`
 	Pid             int     `json:"pid"`
 
+	Binding     string `json:"binding"`
+	BindingNote string `json:"binding_note,omitempty"`
+
 	Sandbox *corral.SandboxReport `json:"sandbox,omitempty"`
 }
 
@@ -227,6 +233,8 @@ func jsonResult(r *proc.Result) runJSON {
 		Survivors:       r.Survivors,
 		SurvivorNote:    r.SurvivorNote,
 		Pid:             r.Pid,
+		Binding:         r.Binding,
+		BindingNote:     r.BindingNote,
 		Sandbox:         r.Sandbox,
 	}
 	if r.Signal != 0 {

@@ -36,10 +36,16 @@ func corralRun(t *testing.T, tag string, args ...string) (string, string, int, t
 	return out.String(), errb.String(), code, d
 }
 
+// runTiers returns the tiers this machine can run; a tier it cannot run
+// shows as a skipped subtest, with the reason.
 func runTiers(t *testing.T) []string {
 	tiers := []string{"subreaper", "pgroup"}
 	if _, err := cgroup.Detect(); err == nil {
 		tiers = append([]string{"cgroup"}, tiers...)
+	} else {
+		t.Run("cgroup", func(t *testing.T) {
+			t.Skipf("SKIP: the cgroup tier is not available here: %v", err)
+		})
 	}
 	return tiers
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -10,15 +11,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
 	"github.com/corralrun/corral/api"
+	"github.com/corralrun/corral/internal/httpguard"
+	"github.com/corralrun/corral/internal/lockout"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/postgres"
@@ -30,7 +36,7 @@ func init() {
 	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", serveMain)
 }
 
-const serveUsage = `Usage: corral serve [--addr HOST:PORT] [--data DIR] [--db postgres://…]
+const serveUsage = `Usage: corral serve [--addr HOST:PORT] [--data DIR] [--db postgres://…] [--run-as USER]
 
 Runs the task service: named agents run tasks (shell command lines or
 headless agent prompts) on demand or on a schedule, never more at once than
@@ -45,6 +51,22 @@ CORRAL_TOKEN if set, else the file DIR/token, created with mode 0600 on
 first start and printed once. A non-loopback address is refused without a
 token. The client commands (agents, submit, ps, logs, cancel, schedules)
 find the address and token the same way.
+
+Tasks never see the service's own environment: each starts from PATH,
+HOME, USER, LOGNAME, LANG and TZ, plus the variables --pass-env names
+(and its agent's pass_env), plus its agent's env. Started as root, the
+service runs tasks as --run-as USER (or an agent's run_as), never as root
+or as itself; the data directory (mode 0700, files 0600, tightened at
+every start) is closed to them. Without --run-as, tasks run as the
+service's own user and can read its data directory: see the security
+section of docs/service.md.
+
+Browsers: every request must name the service by a loopback name, an IP
+address or a --public-host; the API takes state changes only as JSON from
+no other origin, so no web page can act on it, with or without a token.
+A non-loopback --addr needs --tls-cert and --tls-key (or a reverse proxy
+that terminates TLS, trusted with --trusted-proxy, and
+--insecure-plain-http).
 
 After a crash (even kill -9), the next start kills what the previous
 instance left running, records its runs as interrupted with what they had
@@ -84,6 +106,14 @@ func serveMain(args []string) int {
 	retain := fs.String("retain-executions", "", retentionHelp)
 	maxAgents := fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
 	maxSchedules := fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
+	runAs := fs.String("run-as", "", "run tasks as `USER` unless their agent names another (never as root or as the service's user); needs root")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with the certificate chain in `FILE` (PEM); the session cookie is then Secure")
+	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+	plainHTTP := fs.Bool("insecure-plain-http", false, "serve plain HTTP on a non-loopback --addr (only behind a TLS-terminating proxy on a trusted network)")
+	var passEnv, publicHosts, proxies stringList
+	fs.Var(&passEnv, "pass-env", "pass the service's variable `NAME` on to every task (repeatable; CORRAL_TOKEN and CORRAL_DB never are)")
+	fs.Var(&publicHosts, "public-host", "a host `NAME` clients reach the service by, besides loopback names and IP addresses (repeatable)")
+	fs.Var(&proxies, "trusted-proxy", "the `ADDR` (IP or CIDR) of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable)")
 	verbose := fs.Bool("v", false, "log what the service does to stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -114,8 +144,28 @@ func serveMain(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := os.MkdirAll(*data, 0o700); err != nil {
-		return fail("create data directory: %v", err)
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fail("--tls-cert and --tls-key go together: give both, or neither")
+	}
+	var tlsCfg *tls.Config
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fail("--tls-cert/--tls-key: %v", err)
+		}
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	} else if !loopback && !*plainHTTP {
+		return fail("refusing to serve %s over plain HTTP: the token and session cookies would cross the network in clear; give --tls-cert and --tls-key, or bind a loopback address behind a TLS-terminating proxy (--trusted-proxy), or say --insecure-plain-http", *addr)
+	}
+	trusted, err := httpguard.ParseProxies(proxies)
+	if err != nil {
+		return fail("--trusted-proxy: %v", err)
+	}
+	if err := hardenProcess(); err != nil {
+		return fail("%v", err)
+	}
+	if err := prepareDataDir(*data); err != nil {
+		return fail("%v", err)
 	}
 	token := ""
 	if !*noAuth {
@@ -149,9 +199,15 @@ func serveMain(args []string) int {
 		return fail("%v", err)
 	}
 	defer st.Close()
-	var secrets []string
+	secrets := dbSecrets(*dbURL)
 	if token != "" {
 		secrets = append(secrets, token)
+	}
+	if dbPassword(*dbURL) != "" && *dbURL != os.Getenv("CORRAL_DB") {
+		fmt.Fprintln(os.Stderr, "corral serve: warning: --db holds a password, which every local user can read in the process list; set CORRAL_DB instead")
+	}
+	if err := checkRunAs(*runAs); err != nil {
+		return fail("%v", err)
 	}
 	var labelList []string
 	for _, l := range strings.Split(*labels, ",") {
@@ -160,7 +216,7 @@ func serveMain(args []string) int {
 		}
 	}
 	svc, err := service.New(service.Config{Store: st, DataDir: *data, WorkerID: *workerID, Labels: labelList, Lease: *lease,
-		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, Logger: logger,
+		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, PassEnv: passEnv, RunAs: *runAs, Logger: logger,
 		RetainFor: retainFor, RetainCount: retainCount})
 	if err != nil {
 		return fail("%v", err)
@@ -175,12 +231,14 @@ func serveMain(args []string) int {
 			fmt.Fprintln(os.Stderr, "corral serve: stopping the service:", err)
 		}
 	}
-	ui, err := web.New(web.Config{Service: svc, Token: token, Logger: logger})
+	lock := &lockout.Guard{}
+	ui, err := web.New(web.Config{Service: svc, Token: token, Logger: logger, Lockout: lock})
 	if err != nil {
 		closeSvc()
 		return fail("%v", err)
 	}
-	handler, err := api.New(api.Config{Service: svc, Token: token, Logger: logger, UI: ui, SessionAuth: ui.SessionAuth})
+	handler, err := api.New(api.Config{Service: svc, Token: token, Logger: logger, UI: ui, SessionAuth: ui.SessionAuth,
+		PublicHosts: publicHosts, TrustedProxies: trusted, Lockout: lock})
 	if err != nil {
 		closeSvc()
 		return fail("%v", err)
@@ -203,10 +261,21 @@ func serveMain(args []string) int {
 		MaxHeaderBytes: 64 << 10,
 		BaseContext:    func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:      tlsCfg,
 	}
-	fmt.Fprintf(os.Stderr, "corral serve: listening on http://%s (data %s, worker %s, %s)\n", ln.Addr(), *data, svc.WorkerID(), dbKind)
+	scheme := "http"
+	if tlsCfg != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(os.Stderr, "corral serve: listening on %s://%s (data %s, worker %s, %s)\n", scheme, ln.Addr(), *data, svc.WorkerID(), dbKind)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsCfg != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	code := 0
 	select {
 	case <-ctx.Done():
@@ -287,4 +356,51 @@ func loadOrCreateToken(dir string) (string, error) {
 	}
 	fmt.Fprintf(os.Stderr, "corral serve: created the API token (shown once; it is kept in %s):\n%s\n", path, t)
 	return t, nil
+}
+
+// dbPassword returns the password of a database URL, or "".
+func dbPassword(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
+}
+
+// dbSecrets returns what of a database URL no task may see: the URL and
+// its password.
+func dbSecrets(dbURL string) []string {
+	if dbURL == "" {
+		return nil
+	}
+	out := []string{dbURL}
+	if p := dbPassword(dbURL); p != "" {
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkRunAs refuses a --run-as that cannot work or defeats its purpose,
+// and warns when tasks will run as root.
+func checkRunAs(name string) error {
+	if name == "" {
+		if os.Geteuid() == 0 {
+			fmt.Fprintln(os.Stderr, "corral serve: warning: running as root without --run-as: tasks run as root and can read the token and the database; see docs/service.md")
+		}
+		return nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		if u, err = user.LookupId(name); err != nil {
+			return fmt.Errorf("--run-as %s: no such user on this machine", name)
+		}
+	}
+	if u.Uid == "0" || u.Uid == strconv.Itoa(os.Geteuid()) {
+		return fmt.Errorf("--run-as %s: tasks must run as an unprivileged user other than the service's own (uid %s could read the service's data)", name, u.Uid)
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintf(os.Stderr, "corral serve: warning: --run-as %s needs the privilege to switch users (root, or CAP_SETUID and CAP_SETGID); tasks will fail to start without it\n", name)
+	}
+	return nil
 }

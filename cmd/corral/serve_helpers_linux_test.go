@@ -42,6 +42,8 @@ func (s *served) pid() int { return s.Pid() }
 
 func (s *served) kill9() { s.Kill9() }
 
+func (s *served) crash() { s.Crash() }
+
 func (s *served) stop() { s.Stop() }
 
 // cli runs a corral client command against s and returns its stdout,

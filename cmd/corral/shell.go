@@ -56,17 +56,19 @@ corral itself fails; 130 on interrupt at the prompt.
 Flags:
 `
 
-// toolFlags registers the flags that configure a shell.Tool and returns a
-// function building it after parsing.
-func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
+// toolFlags registers the flags that configure a shell.Tool, the sandbox
+// flags among them (workdirName names the working-directory flag), and
+// returns a function building it after parsing.
+func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error) {
+	sbf := addSandboxFlags(fs, workdirName)
 	var (
 		sh          = fs.String("shell", "bash", "the shell: bash (sessions need it), sh, zsh, or a path")
-		dir         = fs.String("dir", "", "working directory where sessions start (default: the current one)")
-		reanchor    = fs.Bool("reanchor", false, "start every command in --dir: cd does not carry over")
+		reanchor    = fs.Bool("reanchor", false, "start every command in --"+workdirName+": cd does not carry over")
 		timeout     = fs.Duration("timeout", shell.DefaultTimeout, "default command timeout")
 		maxTimeout  = fs.Duration("max-timeout", shell.DefaultMaxTimeout, "longest timeout a command may ask for")
 		grace       = fs.Duration("grace", 0, "time between SIGTERM and SIGKILL on timeout (0: 2s)")
-		maxChars    = fs.Int("max-output-chars", shell.DefaultMaxOutputChars, "characters of stdout+stderr kept in a result (head and tail)")
+		maxChars    = fs.Int("max-output-chars", shell.DefaultMaxOutputChars, "characters of stdout+stderr kept in a result (head and tail), unless a command asks for another budget")
+		charsCap    = fs.Int("output-chars-cap", shell.DefaultOutputCharsCap, "the largest output budget a command may ask for")
 		spillDir    = fs.String("spill-dir", "", "`DIR` for full-output files and job logs (default: a temporary directory removed at exit)")
 		envMode     = fs.String("env", "inherit", "environment passed on: inherit, allowlist or clean")
 		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
@@ -83,10 +85,17 @@ func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
 	fs.Var(&deny, "deny", "policy: deny commands with a line or simple command matching `REGEXP` (repeatable)")
 	return func() (*shell.Tool, error) {
 		t := &shell.Tool{
-			Shell: *sh, Dir: *dir, Reanchor: *reanchor, Timeout: *timeout, MaxTimeout: *maxTimeout,
-			Grace: *grace, MaxOutputChars: *maxChars, SpillDir: *spillDir,
+			Shell: *sh, Reanchor: *reanchor, Timeout: *timeout, MaxTimeout: *maxTimeout,
+			Grace: *grace, MaxOutputChars: *maxChars, OutputCharsCap: *charsCap, SpillDir: *spillDir,
 			EnvAllow: allowEnv, Env: setEnv,
 			Policy: shell.Policy{Allow: allow, Deny: deny},
+		}
+		var err error
+		if t.Dir, err = sbf.dir(); err != nil {
+			return nil, err
+		}
+		if t.Sandbox, err = sbf.sandbox(); err != nil {
+			return nil, err
 		}
 		t.ProbeTools = []string{}
 		for _, p := range strings.Split(*probe, ",") {
@@ -94,15 +103,14 @@ func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
 				t.ProbeTools = append(t.ProbeTools, p)
 			}
 		}
-		var err error
 		if t.EnvMode, err = corral.ParseEnvMode(*envMode); err != nil {
 			return nil, err
 		}
 		if t.Containment, err = corral.ParseContainment(*containment); err != nil {
 			return nil, err
 		}
-		if *maxChars <= 0 {
-			return nil, fmt.Errorf("--max-output-chars must be positive")
+		if *maxChars <= 0 || *charsCap <= 0 {
+			return nil, fmt.Errorf("--max-output-chars and --output-chars-cap must be positive")
 		}
 		switch *audit {
 		case "":
@@ -121,8 +129,12 @@ func toolFlags(fs *flag.FlagSet) func() (*shell.Tool, error) {
 
 func shellMain(args []string) int {
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), shellUsage); fs.PrintDefaults() }
-	build := toolFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), shellUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), strings.ReplaceAll(sandboxHelp, "--workdir", "--dir"))
+	}
+	build := toolFlags(fs, "dir")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object instead of streaming the output")
 	asText := fs.Bool("text", false, "print each result as the text a model sees instead of streaming the output")
 	var cmds stringList

@@ -83,3 +83,18 @@ func TestMCPRefusesNonLoopbackWithoutToken(t *testing.T) {
 		t.Errorf("err %v, output %q", err, out)
 	}
 }
+
+// corral shell --sandbox runs its session confined, or refuses to start
+// (exit 125, with the reason) where the sandbox cannot be built.
+func TestShellSandboxConfinesTheSessionOrRefusesToStart(t *testing.T) {
+	tag := testutil.Tag(t)
+	outside := testutil.OutsideTmp(t)
+	out, errs, code := corralShell(t, tag, "", "--sandbox", "workspace", "-c", "echo x > "+outside+"/x; echo rc=$?")
+	if code == exitCorralFailed && strings.Contains(errs, "sandbox unavailable") {
+		t.Skipf("SKIP: the sandbox cannot be built here, and corral shell refused to start as it must: %s", strings.TrimSpace(errs))
+	}
+	if _, err := os.Stat(outside + "/x"); !os.IsNotExist(err) || !strings.Contains(out, "rc=1") {
+		t.Errorf("a write outside the workspace: %v; exit %d, stdout %q, stderr %q", err, code, out, errs)
+	}
+	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}

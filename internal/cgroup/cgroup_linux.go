@@ -189,7 +189,7 @@ type Leaf struct {
 // of dead supervisors; label, if not empty, is appended for people reading
 // the tree.
 func (r *Root) NewLeaf(label string) (*Leaf, error) {
-	name := ownerPrefix() + strconv.FormatUint(leafSeq.Add(1), 10)
+	name := OwnerPrefix() + strconv.FormatUint(leafSeq.Add(1), 10)
 	if label = sanitize(label); label != "" {
 		name += "-" + label
 	}
@@ -363,8 +363,9 @@ func (l *Leaf) Remove() error {
 	return err
 }
 
-// ownerPrefix names leaves made by this process: "PID.START.".
-func ownerPrefix() string {
+// OwnerPrefix starts the name of every leaf this process makes:
+// "PID.START.", the pid and start time of the process.
+func OwnerPrefix() string {
 	st, err := procfs.ReadStat(os.Getpid())
 	if err != nil {
 		return strconv.Itoa(os.Getpid()) + ".0."

@@ -36,7 +36,7 @@ func TestOpenRefusesCgroupsOutsideCorral(t *testing.T) {
 func TestLeafLifecycle(t *testing.T) {
 	root, err := Detect()
 	if err != nil {
-		t.Skipf("no cgroup tier here: %v", err)
+		t.Skipf("SKIP: no cgroup tier here (run as root, or in a delegated cgroup v2): %v", err)
 	}
 	leaf, err := root.NewLeaf("unit-test")
 	if err != nil {

@@ -78,6 +78,7 @@ var (
 		"hold":              {"(internal) the pipe-holding child: sleeps", holdChild},
 		"flood":             {"-huge bytes of realistic stream-json lines, then a result (throughput)", flood},
 		"segment-then-exit": {"an intermediate result with a live background task, then exit 0", segmentThenExit},
+		"dev-server":        {"a shell command started in the background that never ends (a dev server), a result, then silence", devServer},
 	}
 )
 
@@ -198,8 +199,12 @@ func success() {
 	}
 	emit(toolUse("toolu_1", "Bash", `{"command":"ls"}`))
 	emit(toolResult("toolu_1", "a.txt\nb.txt", false))
-	emit(text("There are two files."))
-	finalResult(result("success", false, "There are two files.", 2, 0.0123))
+	answer := "There are two files."
+	if *echoEnv != "" {
+		answer += " The key was " + os.Getenv(*echoEnv) + "."
+	}
+	emit(text(answer))
+	finalResult(result("success", false, answer, 2, 0.0123))
 }
 
 func lingerScenario() {
@@ -251,11 +256,23 @@ func fanout() {
 	emit(result("success", false, "I'll wait for the agent.", 2, 0.01))
 	time.Sleep(*wait)
 	emit(`{"type":"system","subtype":"task_progress","task_id":"t1","summary":"reading files","session_id":"` + sessionID + `"}`)
+	emit(`{"type":"system","subtype":"task_notification","task_id":"sh1","status":"completed","summary":"Background command \"npm run dev\" completed (exit code 0)","session_id":"` + sessionID + `"}`)
 	emit(`{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"toolu_task","status":"completed","summary":"found 3 leads","session_id":"` + sessionID + `"}`)
-	emit(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"sh1","task_type":"local_bash","description":"npm run dev"},{"task_id":"amb","task_type":"local_agent","ambient":true}],"session_id":"` + sessionID + `"}`)
+	emit(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"amb","task_type":"local_agent","ambient":true}],"session_id":"` + sessionID + `"}`)
 	emit(text("The agent found 3 leads."))
 	finalResult(result("success", false, "The agent found 3 leads.", 4, 0.07))
 	time.Sleep(*linger)
+}
+
+func devServer() {
+	emit(initLine())
+	emit(toolUse("toolu_dev", "Bash", `{"command":"npm run dev","description":"Start the dev server","run_in_background":true}`))
+	emit(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"bdev1","task_type":"local_bash","description":"Start the dev server"}],"session_id":"` + sessionID + `"}`)
+	emit(`{"type":"system","subtype":"task_started","task_id":"bdev1","tool_use_id":"toolu_dev","description":"Start the dev server","is_backgrounded":true,"task_type":"local_bash","session_id":"` + sessionID + `"}`)
+	emit(toolResult("toolu_dev", "Command running in background with ID: bdev1.", false))
+	emit(text("The dev server is running on port 3000."))
+	emit(result("success", false, "The dev server is running on port 3000.", 2, 0.02))
+	forever()
 }
 
 func segmentThenExit() {

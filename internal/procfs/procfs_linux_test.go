@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -68,5 +69,35 @@ func TestMemory(t *testing.T) {
 	}
 	if _, err := Memory(0, "NoSuchField"); err == nil {
 		t.Fatal("a missing field was read")
+	}
+}
+
+func TestDescendantsFindsGrandchildren(t *testing.T) {
+	cmd := exec.Command("bash", "-c", "sleep 30 & sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d := Descendants(os.Getpid())
+		sleeps := 0
+		for _, st := range d {
+			if st.Comm == "sleep" && st.PPid == cmd.Process.Pid {
+				sleeps++
+			}
+		}
+		if sleeps == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("descendants %+v: want two sleeps under %d", d, cmd.Process.Pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, st := range Descendants(cmd.Process.Pid) {
+		if st.Pid == cmd.Process.Pid {
+			t.Errorf("Descendants includes its root")
+		}
 	}
 }

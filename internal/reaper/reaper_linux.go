@@ -236,13 +236,6 @@ func anyZombie() bool {
 	return *(*int32)(unsafe.Pointer(&info[16])) != 0
 }
 
-// ReapChildren is Reap over a list of child pids already read.
-func ReapChildren(pids []int, extra Claim) int {
-	spawnMu.RLock()
-	defer spawnMu.RUnlock()
-	return reapList(pids, extra)
-}
-
 // Reap reaps every zombie child of this process that extra or a registered
 // claim recognises, and returns how many it reaped. Children marked with Own
 // are skipped before anything is read about them, so a supervisor with a

@@ -1,7 +1,8 @@
 // Package servetest starts real `corral serve` processes for tests: on a
 // free loopback port, with the test's tag in the environment of the service
-// and so of every run it starts, none of the machine's CORRAL_ variables,
-// and a stop by the pid the test started when the test ends.
+// and passed on to every run it starts (--pass-env), none of the machine's
+// CORRAL_ variables, and a stop by the pid the test started when the test
+// ends.
 package servetest
 
 import (
@@ -65,15 +66,24 @@ type Options struct {
 	Args []string
 	// Env adds KEY=VALUE entries to the service's environment.
 	Env []string
+	// User, if set, runs the service as that user (the test must run as
+	// root; Unix only).
+	User *User
 }
+
+// User is a user and group to run the service as.
+type User struct{ UID, GID uint32 }
 
 // Start starts bin serve on 127.0.0.1:0, waits until it listens, and stops
 // it (SIGTERM, then SIGKILL after a minute) when the test ends.
 func Start(t testing.TB, bin string, o Options) *Server {
 	t.Helper()
 	s := &Server{Data: o.Data, t: t, exited: make(chan struct{})}
-	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data}, o.Args...)...)
+	s.Cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", o.Data, "--pass-env", testutil.TagEnv}, o.Args...)...)
 	s.Cmd.Env = Env(o.Tag, o.Env...)
+	if o.User != nil {
+		runAs(t, s.Cmd, o.User)
+	}
 	pipe, err := s.Cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +99,8 @@ func Start(t testing.TB, bin string, o Options) *Server {
 			s.mu.Lock()
 			s.log.WriteString(line + "\n")
 			s.mu.Unlock()
-			if rest, ok := strings.CutPrefix(line, "corral serve: listening on http://"); ok {
+			if rest, ok := strings.CutPrefix(line, "corral serve: listening on "); ok {
+				_, rest, _ = strings.Cut(rest, "://")
 				addrc <- strings.Fields(rest)[0]
 			}
 		}

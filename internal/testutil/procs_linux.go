@@ -2,12 +2,14 @@ package testutil
 
 import (
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/shim"
 )
 
 // Tagged returns the live processes whose command line or environment
@@ -132,23 +134,27 @@ func CheckFDs(t testing.TB) {
 	}
 	before := fdTargets()
 	t.Cleanup(func() {
-		if !Eventually(5*time.Second, func() bool { return FDs() <= len(before) }) {
+		if !Eventually(5*time.Second, func() bool { return len(fdTargets()) <= len(before) }) {
 			var leaked []string
 			for fd, target := range fdTargets() {
 				if before[fd] != target {
 					leaked = append(leaked, fd+" -> "+target)
 				}
 			}
-			t.Errorf("file descriptors leaked: %d before, %d after: %v", len(before), FDs(), leaked)
+			t.Errorf("file descriptors leaked: %d before, %d after: %v", len(before), len(fdTargets()), leaked)
 		}
 	})
 }
 
-// fdTargets maps each open descriptor to what it points to.
+// fdTargets maps each open descriptor to what it points to, leaving out
+// those corral keeps beyond any run (its guardian's, its idle inits').
 func fdTargets() map[string]string {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	out := make(map[string]string, len(ents))
 	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && shim.Kept(fd) {
+			continue
+		}
 		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
 		out[e.Name()] = target
 	}

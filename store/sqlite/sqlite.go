@@ -88,6 +88,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err := writable(filepath.Dir(opts.Path)); err != nil {
 		return nil, err
 	}
+	if err := makePrivate(opts.Path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")

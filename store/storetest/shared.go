@@ -27,6 +27,7 @@ func RunShared(t *testing.T, open OpenShared) {
 		{"ClaimAcrossWorkersHasOneWinner", testSharedClaim},
 		{"ScheduleFireAcrossWorkersHasOneWinner", testSharedFire},
 		{"DispatchGoesOnlyToWorkersWithTheLabels", testSharedLabels},
+		{"SessionRevocationReachesEveryWorker", testSharedRevocation},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,6 +56,8 @@ func Run(t *testing.T, open Open) {
 		{"ActivityCountsWithoutRecords", testActivity},
 		{"CancelOfAnOrphanedRunFinishesIt", testCancelOrphan},
 		{"QueueDrainsThroughPromotions", testQueueDrains},
+		{"SessionRevocationIsKept", testSessionRevocation},
+		{"AgentConfinementIsKept", testAgentConfinementKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -509,17 +511,34 @@ func testUnclaimed(t *testing.T, s store.Store) {
 	}
 }
 
+// testEngine runs four executions of a two-slot agent through the job
+// engine. Each dispatch is also claimed by a second worker, as a
+// duplicate dispatch would be: only one claim per execution may win, and
+// the queued two must run when slots are released. Mutations caught: a claim
+// without its compare-and-set (an execution claimed twice), a finish that
+// releases no slot (build tag mutation_slotrelease: the queued two never
+// run).
 func testEngine(t *testing.T, s store.Store) {
 	agent(t, s, "e", 2, store.OverflowQueue, 10)
 	var mu sync.Mutex
-	ran := map[string]int{}
+	claims := map[string]int{}
 	done := make(chan string, 10)
 	err := s.StartEngine(ctx, store.EngineConfig{WorkerID: "w-engine", Run: func(rctx context.Context, id string) error {
-		if _, err := s.Claim(rctx, id, "w-engine", time.Now(), ""); err != nil {
-			return nil
+		won := 0
+		for _, w := range []string{"w-engine", "w-duplicate"} {
+			_, err := s.Claim(rctx, id, w, time.Now(), "")
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, store.ErrConflict):
+				return err
+			}
+		}
+		if won == 0 {
+			return nil // a duplicate dispatch of a claimed execution
 		}
 		mu.Lock()
-		ran[id]++
+		claims[id] += won
 		mu.Unlock()
 		s.Finish(rctx, id, &store.Outcome{Status: corral.StatusSucceeded})
 		done <- id
@@ -541,14 +560,16 @@ func testEngine(t *testing.T, s store.Store) {
 				t.Fatalf("ran unknown %s", id)
 			}
 		case <-timeout:
-			t.Fatalf("engine ran %v of 4 within 20s", ran)
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("engine ran %d of 4 within 20s (claims %v): are slots released at finish?", len(claims), claims)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for id, n := range ran {
+	for id, n := range claims {
 		if n != 1 {
-			t.Fatalf("%s ran %d times", id, n)
+			t.Fatalf("%s claimed %d times", id, n)
 		}
 	}
 }

@@ -27,7 +27,8 @@ type Executor interface {
 type Job struct {
 	Agent     *store.Agent
 	Execution *store.Execution
-	// Env holds extra KEY=VALUE entries, added after the agent's.
+	// Env holds extra KEY=VALUE entries, added last to the environment
+	// the executor's Policy builds.
 	Env []string
 	// Timeout is the budget of the run; zero means none.
 	Timeout time.Duration
@@ -70,9 +71,13 @@ type Result struct {
 
 	Stdout, Stderr corral.Output
 	Containment    corral.Containment
-	Killed         int
-	Survivors      int
-	Duration       time.Duration
+	// Sandbox is what confined the run, nil when nothing did; User is
+	// who it ran as.
+	Sandbox   *corral.SandboxReport
+	User      string
+	Killed    int
+	Survivors int
+	Duration  time.Duration
 }
 
 // fromProc fills the supervision facts of r from a proc result.
@@ -93,28 +98,4 @@ func fromProc(r *Result, pr *proc.Result) {
 // startFailure is the result of a run whose process never started.
 func startFailure(err error) *Result {
 	return &Result{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: err.Error()}
-}
-
-// env builds the environment entries of a job: the agent's, then extra.
-func env(j *Job) []string {
-	out := make([]string, 0, len(j.Agent.Env)+len(j.Env))
-	for k, v := range j.Agent.Env {
-		out = append(out, k+"="+v)
-	}
-	return append(out, j.Env...)
-}
-
-// supervise waits for p, honouring stop and ctx, and reports which ended it.
-func supervise(ctx context.Context, p *proc.Process, stop <-chan struct{}) (res *proc.Result, stopped, interrupted bool) {
-	select {
-	case <-p.Done():
-	case <-stop:
-		stopped = true
-		p.Stop()
-	case <-ctx.Done():
-		interrupted = true
-		p.Stop()
-	}
-	res, _ = p.Wait()
-	return res, stopped && res.Cancelled, interrupted && res.Cancelled
 }

@@ -3,52 +3,44 @@ package executor
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
+	"github.com/corralrun/corral/store"
 )
 
 // Headless runs a headless agent turn (Claude Code stream-json or Codex
 // exec --json) with the headless package: the agent's command template
 // with the prompt substituted, finalized on the semantic end of the turn,
-// with its stall, idle and budget watchdogs. Run returns once the turn's
-// process tree is gone, so the slot is released for a tree that is
-// really over.
-type Headless struct{}
-
-// PromptPlaceholder is replaced by the task input in the command template.
-const PromptPlaceholder = "{{prompt}}"
-
-// Args returns the command line of a headless agent for prompt: every
-// argument holding the placeholder gets the prompt; without one, the
-// prompt is appended.
-func Args(template []string, prompt string) []string {
-	args := make([]string, len(template))
-	found := false
-	for i, a := range template {
-		if strings.Contains(a, PromptPlaceholder) {
-			found = true
-			a = strings.ReplaceAll(a, PromptPlaceholder, prompt)
-		}
-		args[i] = a
-	}
-	if !found {
-		args = append(args, prompt)
-	}
-	return args
+// with its stall, idle and budget watchdogs, as the user and in the
+// environment its Policy gives (the agent's own env supplies its API
+// keys). Run returns once the turn's process tree is gone, so the slot is
+// released for a tree that is really over.
+type Headless struct {
+	Policy *Policy
 }
 
-func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
+func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
+	args, err := store.PromptArgs(j.Agent.Command, j.Execution.Input)
+	if err != nil {
+		return startFailure(err), nil
+	}
+	l, err := h.Policy.prepare(j)
+	if err != nil {
+		return startFailure(err), nil
+	}
 	var once sync.Once
 	var salvage sync.WaitGroup // recorded off the stream's goroutine, waited for below
 	var lastLine int64         // a line that yields several events is logged once
 	defer salvage.Wait()
 	spec := &headless.Spec{
-		Args:         Args(j.Agent.Command, j.Execution.Input),
-		Dir:          j.Agent.Workdir,
-		Env:          env(j),
+		Args:         args,
+		Dir:          l.dir,
+		EnvMode:      corral.EnvClean,
+		Env:          l.env,
+		Credential:   l.cred,
+		Sandbox:      l.sandbox,
 		Timeout:      j.Timeout,
 		StallTimeout: j.Agent.StallTimeout.D(),
 		IdleTimeout:  j.Agent.IdleTimeout.D(),
@@ -76,9 +68,9 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the turn started", Interrupted: true}, nil
+			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the turn started", Interrupted: true, User: l.user}, nil
 		}
-		return startFailure(err), nil
+		return l.failure(startError(err, l)), nil
 	}
 	stopped := false
 	select {
@@ -100,11 +92,14 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		Result:      res.Text,
 		SessionID:   res.SessionID,
 		NumTurns:    res.NumTurns,
-		CostUSD:     res.CostUSD,
 		FinalizedBy: string(res.FinalizedBy),
 		Signal:      res.Signal,
 		Stderr:      corral.Output{Head: []byte(res.StderrTail), Bytes: int64(len(res.StderrTail))},
 		Duration:    res.Duration,
+		User:        l.user,
+	}
+	if res.CostUSD != nil {
+		r.CostUSD = *res.CostUSD
 	}
 	if res.Usage != nil {
 		r.Usage, _ = json.Marshal(res.Usage)
@@ -114,7 +109,7 @@ func (Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		r.ExitCode = &code
 	}
 	if p := res.Proc; p != nil {
-		r.Containment, r.Killed, r.Survivors = p.Containment, p.Killed, p.Survivors
+		r.Containment, r.Killed, r.Survivors, r.Sandbox = p.Containment, p.Killed, p.Survivors, p.Sandbox
 		r.Stderr = p.Stderr
 	}
 	if r.Status == corral.StatusSucceeded {

@@ -2,111 +2,157 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
-	"github.com/corralrun/corral/shell"
+	"github.com/corralrun/corral/proc"
 )
 
-// forever stands for "no timeout" with the shell tool, whose zero means
-// its two-minute default.
-const forever = 100 * 365 * 24 * 3600 * 1e9
+// Shell runs a shell agent's input as a script of its shell under the
+// supervision core, as the user and in the environment its Policy gives.
+//
+// The input never appears in the shell's arguments, where every local user
+// could read it (ps, /proc/PID/cmdline): it is written to an unlinked file
+// the shell gets as its standard input, reads whole, and then replaces
+// with the null device before it runs the script, so the script's own
+// commands still read nothing. PowerShell is the exception: it takes the
+// input as its -Command argument.
+type Shell struct {
+	Policy *Policy
+}
 
-// Shell runs a shell agent's input as a one-shot command of the shell tool
-// (SHELL -c INPUT under the supervision core).
-type Shell struct{}
+// bashReader and posixReader read the script from standard input, give
+// the script /dev/null as its standard input, and run it in the shell
+// itself (its exit, traps and background jobs are the script's).
+const (
+	bashReader  = `IFS= read -r -d '' __corral_task; exec </dev/null; eval "unset __corral_task; $__corral_task"`
+	posixReader = `__corral_task=$(cat; echo .); exec </dev/null; eval "unset __corral_task; ${__corral_task%.}"`
+)
 
-func (Shell) Run(ctx context.Context, j *Job) (*Result, error) {
-	outLines, errLines := lineWriter(j, "stdout"), lineWriter(j, "stderr")
-	timeout := j.Timeout
-	if timeout <= 0 {
-		timeout = forever
+func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
+	input := j.Execution.Input
+	if strings.IndexByte(input, 0) >= 0 {
+		return startFailure(errors.New("the input holds a NUL byte, which no shell can run")), nil
 	}
-	tool := &shell.Tool{
-		Shell:          j.Agent.Shell,
-		Dir:            j.Agent.Workdir,
-		Env:            env(j),
-		Timeout:        timeout,
-		MaxTimeout:     timeout,
-		Grace:          j.Agent.Grace.D(),
-		MaxOutputChars: max(j.MaxOutput, 1) * 2,
-		MaxSpillBytes:  -1, // the service keeps its own log
-	}
-	defer tool.Close()
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-j.Stop:
-			close(stopped)
-			cancel()
-		case <-rctx.Done():
-		}
-	}()
-	res, err := tool.Run(rctx, shell.Request{
-		Command: j.Execution.Input,
-		OnStart: j.OnStart,
-		OnOutput: func(stream string, p []byte) {
-			if stream == "stderr" {
-				errLines.Write(p)
-			} else {
-				outLines.Write(p)
-			}
-		},
-	})
-	cancel()
-	outLines.flush()
-	errLines.flush()
-	wasStopped := false
-	select {
-	case <-stopped:
-		wasStopped = true
-	default:
-	}
+	l, err := s.Policy.prepare(j)
 	if err != nil {
-		switch {
-		case wasStopped:
-			return &Result{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", Cancelled: true}, nil
-		case ctx.Err() != nil:
-			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the run started", Interrupted: true}, nil
-		}
 		return startFailure(err), nil
 	}
-	r := &Result{
-		Stdout:      corral.Output{Head: []byte(res.Stdout), Bytes: res.StdoutBytes, Truncated: res.Truncated},
-		Stderr:      corral.Output{Head: []byte(res.Stderr), Bytes: res.StderrBytes, Truncated: res.Truncated},
-		Containment: corral.Containment(res.Containment),
-		Killed:      res.Killed,
-		Survivors:   res.Survivors,
+	sh := j.Agent.Shell
+	if sh == "" {
+		sh = "bash"
 	}
-	if res.Proc != nil {
-		fromProc(r, res.Proc) // the core's own head+tail and facts
-	} else {
-		code := res.ExitCode
-		r.ExitCode = &code
+	spec := &proc.Spec{
+		Args:       []string{sh},
+		Dir:        l.dir,
+		EnvMode:    corral.EnvClean,
+		Env:        l.env,
+		Timeout:    j.Timeout,
+		Grace:      j.Agent.Grace.D(),
+		MaxOutput:  max(j.MaxOutput, 1),
+		Credential: l.cred,
+		Sandbox:    l.sandbox,
+		Label:      "exec-" + j.Execution.ID,
 	}
+	switch strings.TrimSuffix(filepath.Base(sh), ".exe") {
+	case "pwsh", "powershell":
+		spec.Args = append(spec.Args, "-NoProfile", "-NonInteractive", "-Command", input)
+	case "bash":
+		spec.Args = append(spec.Args, "-c", bashReader)
+	default:
+		spec.Args = append(spec.Args, "-c", posixReader)
+	}
+	if spec.Args[1] == "-c" {
+		f, err := scriptFile(input)
+		if err != nil {
+			return l.failure(err), nil
+		}
+		defer f.Close()
+		spec.Stdin = f
+	}
+	outLines, errLines := lineWriter(j, "stdout"), lineWriter(j, "stderr")
+	spec.Stdout, spec.Stderr = outLines, errLines
+	p, err := proc.Start(ctx, spec)
+	if err != nil {
+		select {
+		case <-j.Stop:
+			return &Result{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", Cancelled: true, User: l.user}, nil
+		default:
+		}
+		if ctx.Err() != nil {
+			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the run started", Interrupted: true, User: l.user}, nil
+		}
+		return l.failure(startError(err, l)), nil
+	}
+	if j.OnStart != nil {
+		j.OnStart(p.Handle())
+	}
+	stopped := false
+	select {
+	case <-p.Done():
+	case <-j.Stop:
+		stopped = true
+		p.Stop()
+	}
+	pr, _ := p.Wait() // ctx ending tears the tree down too
+	outLines.flush()
+	errLines.flush()
+	r := &Result{User: l.user, Sandbox: pr.Sandbox}
+	fromProc(r, pr)
 	switch {
-	case res.Denied:
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorStart, "denied: "+res.Reason
-	case res.Cancelled && wasStopped:
+	case pr.Cancelled && stopped:
 		r.Cancelled = true
 		r.Status, r.ErrorType, r.Error = corral.StatusCancelled, corral.ErrorCancelled, "cancelled on request"
-	case res.Cancelled:
+	case pr.Cancelled:
 		r.Interrupted = true
 		r.Status, r.ErrorType, r.Error = corral.StatusInterrupted, corral.ErrorInterrupted, "the service shut down while the run was in flight"
-	case res.TimedOut:
+	case pr.TimedOut:
 		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorTimeout, fmt.Sprintf("timed out after %v", j.Timeout)
-	case res.Signal != "":
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorSignal, "signal "+res.Signal
-	case res.ExitCode != 0:
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorExit, fmt.Sprintf("exit %d", res.ExitCode)
+	case pr.Signal != 0:
+		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorSignal, "signal "+proc.SignalName(pr.Signal)
+	case pr.ExitCode != 0:
+		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorExit, fmt.Sprintf("exit %d", pr.ExitCode)
 	default:
 		r.Status = corral.StatusSucceeded
 	}
 	return r, nil
+}
+
+// scriptFile returns an unlinked file holding script, at its start: only
+// the process that inherits it can read it.
+func scriptFile(script string) (*os.File, error) {
+	f, err := os.CreateTemp("", "corral-task-*")
+	if err != nil {
+		return nil, fmt.Errorf("could not write the task's input to a temporary file: %w", err)
+	}
+	os.Remove(f.Name())
+	if _, err := f.WriteString(script); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("could not write the task's input to a temporary file: %w", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// startError says why a run could not start, in terms of the agent's
+// settings where they are the cause.
+func startError(err error, l *launch) error {
+	switch {
+	case errors.Is(err, proc.ErrSandboxUnavailable):
+		return fmt.Errorf("the agent's sandbox (%s) cannot be built on this worker, so nothing ran: %w", l.sandbox.Mode, err)
+	case errors.Is(err, os.ErrPermission) && l.cred != nil:
+		return fmt.Errorf("could not start the run as user %s (corral serve needs root, or CAP_SETUID and CAP_SETGID, to switch users; and the user needs access to the working directory %q): %w", l.user, l.dir, err)
+	}
+	return err
 }
 
 // syncLines is a capture.Lines fed by one stream's reading goroutine and

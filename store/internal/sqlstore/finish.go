@@ -65,7 +65,7 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution,
 	if !wasRunning {
 		return nil, nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM corral_slots WHERE execution_id = $1`, e.ID); err != nil {
+	if err := releaseSlot(ctx, tx, e); err != nil {
 		return nil, err
 	}
 	if a == nil {

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/corralrun/corral/service"
+)
+
+// public returns what the API may send of v: an agent without the values
+// of its env (their names are in env_names), an execution without the
+// path of its log on the worker or the handle of its process tree. Every
+// answer goes through it.
+func public(v any) any {
+	switch v := v.(type) {
+	case *service.Agent:
+		return publicAgent(v)
+	case AgentList:
+		out := AgentList{Agents: make([]*service.Agent, len(v.Agents))}
+		for i, a := range v.Agents {
+			out.Agents[i] = publicAgent(a)
+		}
+		return out
+	case *service.Execution:
+		return publicExecution(v)
+	case ExecutionList:
+		out := ExecutionList{Executions: make([]*service.Execution, len(v.Executions)), NextCursor: v.NextCursor}
+		for i, e := range v.Executions {
+			out.Executions[i] = publicExecution(e)
+		}
+		return out
+	case Error:
+		v.Execution = publicExecution(v.Execution)
+		return v
+	}
+	return v
+}
+
+// publicAgent is a with its env values replaced by their names.
+func publicAgent(a *service.Agent) *service.Agent {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.EnvNames = envNames(a.Env)
+	c.Env = nil
+	return &c
+}
+
+func envNames(env map[string]string) []string {
+	if len(env) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// publicExecution is e without what only the worker needs.
+func publicExecution(e *service.Execution) *service.Execution {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.LogPath, c.Handle = "", nil
+	return &c
+}
+
+// mergeAgent applies the JSON object patch of r to cur. Its "env" is
+// merged name by name, since clients never see the values they would
+// otherwise have to send back: a string sets a variable, null removes
+// it, and "env": null removes them all. "env_names" is read-only.
+func (s *Server) mergeAgent(w http.ResponseWriter, r *http.Request, cur *service.Agent) (*service.Agent, error) {
+	patch, err := s.decodePatch(w, r)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for k, v := range cur.Env {
+		env[k] = v
+	}
+	if raw, ok := patch["env"]; ok {
+		var changes map[string]*string
+		if err := json.Unmarshal(raw, &changes); err != nil {
+			return nil, fmt.Errorf("%w: env: want an object of NAME: \"value\" (or null to remove NAME)", service.ErrInvalid)
+		}
+		if changes == nil {
+			clear(env)
+		}
+		for k, v := range changes {
+			if v == nil {
+				delete(env, k)
+			} else {
+				env[k] = *v
+			}
+		}
+		delete(patch, "env")
+	}
+	if raw, ok := patch["env_names"]; ok {
+		var names []string
+		if json.Unmarshal(raw, &names) != nil || !slices.Equal(names, envNames(cur.Env)) {
+			return nil, fmt.Errorf("%w: env_names is read-only: set or remove variables through env", service.ErrInvalid)
+		}
+		delete(patch, "env_names")
+	}
+	var a service.Agent
+	if err := overlay(patch, cur, &a, "name", "created_at", "updated_at"); err != nil {
+		return nil, err
+	}
+	a.Env = env
+	if len(env) == 0 {
+		a.Env = nil
+	}
+	return &a, nil
+}

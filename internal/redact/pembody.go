@@ -1,0 +1,8 @@
+//go:build !mutation_redact
+
+package redact
+
+// pemBody holds the bytes a PEM body may hold: base64, line breaks, the
+// headers of encrypted keys (Proc-Type: 4,ENCRYPTED) and of PGP armor,
+// and the backslash of escaped line breaks in JSON strings.
+var pemBody = byteSet(letters + digits + "+/=:,.-_ \t\r\n\\")

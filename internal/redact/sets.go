@@ -1,0 +1,42 @@
+package redact
+
+// set is a set of bytes.
+type set [256]bool
+
+func byteSet(s string) *set {
+	var t set
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return &t
+}
+
+const (
+	letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	digits  = "0123456789"
+)
+
+var (
+	alnum       = byteSet(letters + digits)
+	word        = byteSet(letters + digits + "_")
+	tokenBytes  = byteSet(letters + digits + "_-")
+	dotted      = byteSet(letters + digits + "_-.")
+	slack       = byteSet(letters + digits + "-")
+	upperDigit  = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZ" + digits)
+	base64      = byteSet(letters + digits + "+/")
+	azure       = byteSet(letters + digits + "_~.-")
+	bearerBytes = byteSet(letters + digits + "._~+/=-")
+	nameBytes   = byteSet(letters + digits + "_.-")
+	flagName    = byteSet(letters + digits + "_-")
+	blank       = byteSet(" \t")
+	// argStart may come before an option.
+	argStart = byteSet(" \t\r\n\"'(")
+
+	// valueStop ends a value given without quotes.
+	valueStop = byteSet(" \t\r\n\"',;&\\)}]<>`|")
+	// headerStop ends a header's value: the line, or the quoted string
+	// the header is written in.
+	headerStop = byteSet("\r\n\"'\\")
+	// urlUserStop ends what may be the user:password@ of a URL.
+	urlUserStop = byteSet(" \t\r\n/?#\"'<>\\[]`")
+)

@@ -1,0 +1,298 @@
+package shim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/sandbox"
+)
+
+// Config is what corral tells an init or holder of a run, as the last
+// descriptor of a Run message.
+type Config struct {
+	// Policy, when set, is the run's sandbox: an init or holder started
+	// into new namespaces builds it (Prepare) and confines the thread it
+	// forks from (Confine).
+	Policy *sandbox.Policy `json:"policy,omitempty"`
+
+	// Confined says the init was forked by a holder from its confined
+	// thread: the sandbox is built and holds it already.
+	Confined bool `json:"confined,omitempty"`
+
+	// Ack says corral reads the command's pid from its pidfd (the init is
+	// in another pid namespace than corral): the init must not reap the
+	// command before corral says Ack.
+	Ack bool `json:"ack,omitempty"`
+
+	// The command, for an init: Path is found already, Env is complete.
+	Path string   `json:"path,omitempty"`
+	Args []string `json:"args,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	Dir  string   `json:"dir,omitempty"`
+}
+
+// Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a
+// holder) Spawn; an init sends Started, Exited, Idle and Failed, a holder
+// Ready and Failed.
+const (
+	OpRun     = "run"     // a run; fds: stdin, stdout, stderr (none for a holder), then its config
+	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd (and the proxy listener of a new sandbox)
+	OpExited  = "exited"  // the command's exit status
+	OpFailed  = "failed"  // the command was not started; see Stage, Errno, Err
+	OpReady   = "ready"   // a holder's sandbox is built; fds: the proxy listener, if asked for
+	OpAck     = "ack"     // corral has read the command's pid: the init may reap it
+	OpIdle    = "idle"    // the tree is gone: wait for another run; the init answers Idle once it does
+	OpExit    = "exit"    // the tree is gone: exit now
+	OpDetach  = "detach"  // the tree is left running: reap it until it is gone, then exit; corral's end no longer matters
+	OpSpawn   = "spawn"   // to a holder; fds: the new run's control socket
+)
+
+// Msg is one message on the control socket.
+type Msg struct {
+	Op string `json:"op"`
+
+	// Started: the command's pid in the init's pid namespace and its start
+	// time (clock ticks after boot).
+	Pid   int    `json:"pid,omitempty"`
+	Start uint64 `json:"start,omitempty"`
+
+	// Exited: the exit code, or the signal that ended the command.
+	Code   int `json:"code,omitempty"`
+	Signal int `json:"signal,omitempty"`
+
+	// Failed: the stage that failed ("config", "prepare", "confine",
+	// "start"), the errno when there is one, and the message.
+	Stage string `json:"stage,omitempty"`
+	Errno int    `json:"errno,omitempty"`
+	Err   string `json:"err,omitempty"`
+
+	// Started and Ready, for a sandbox: what holds it.
+	Mechanisms  []string `json:"mechanisms,omitempty"`
+	LandlockABI int      `json:"landlock_abi,omitempty"`
+}
+
+// Error returns the failure a Failed message reports, wrapping its errno
+// so that callers can test it with errors.Is (os.ErrNotExist, ...).
+func (m Msg) Error() error {
+	if m.Errno != 0 {
+		return fmt.Errorf("%s: %w", m.Err, unix.Errno(m.Errno))
+	}
+	return errors.New(m.Err)
+}
+
+// Conn is one end of a control socket (SOCK_SEQPACKET): one message per
+// packet, descriptors attached. Its calls wait in the runtime's poller, not
+// in a thread; it uses raw system calls rather than the net package, whose
+// initialisation would come before the shim's own.
+type Conn struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// maxMsg bounds a message; configurations travel as files, not messages.
+const maxMsg = 64 << 10
+
+// maxFDs is the most descriptors a message carries.
+const maxFDs = 8
+
+// NewConn takes over f, a SOCK_SEQPACKET socket (f is closed; the Conn
+// has a descriptor of its own).
+func NewConn(f *os.File) (*Conn, error) {
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shim: control socket: %w", err)
+	}
+	return newConn(fd)
+}
+
+// newConn owns fd, a SOCK_SEQPACKET socket.
+func newConn(fd int) (*Conn, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("shim: control socket: %w", err)
+	}
+	// A File made of a non-blocking descriptor enters the poller. It is
+	// the descriptor's only File: another would close it when collected.
+	f := os.NewFile(uintptr(fd), "shim-control")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shim: control socket: %w", err)
+	}
+	return &Conn{f: f, rc: rc}, nil
+}
+
+// Pair returns the two ends of a new control socket: corral's end as a
+// Conn, the shim's as a file to pass at ControlFD (close-on-exec in this
+// process, as every descriptor Go opens).
+func Pair() (*Conn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shim: control socket: %w", err)
+	}
+	c, err := newConn(fds[0])
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return c, os.NewFile(uintptr(fds[1]), "shim-control"), nil
+}
+
+// Send sends m with the descriptors files (not closed).
+func (c *Conn) Send(m Msg, files ...*os.File) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	var serr error
+	err = c.rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
+		return serr != unix.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// Recv waits for the next message and returns it with the descriptors it
+// carried, which the caller owns. It returns io.EOF when the other end is
+// closed, or this one.
+func (c *Conn) Recv() (Msg, []*os.File, error) {
+	buf := make([]byte, maxMsg)
+	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
+	var n, oobn int
+	var rerr error
+	err := c.rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
+	if err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return Msg{}, nil, io.EOF
+		}
+		return Msg{}, nil, err
+	}
+	if rerr != nil {
+		return Msg{}, nil, rerr
+	}
+	files, ferr := parseRights(oob[:oobn])
+	if n == 0 && oobn == 0 {
+		return Msg{}, nil, io.EOF
+	}
+	var m Msg
+	if err := json.Unmarshal(buf[:n], &m); err != nil {
+		closeAll(files)
+		return Msg{}, nil, fmt.Errorf("shim: bad message %q: %w", buf[:min(n, 80)], err)
+	}
+	if ferr != nil {
+		closeAll(files)
+		return Msg{}, nil, ferr
+	}
+	return m, files, nil
+}
+
+// Close closes the connection; a Recv blocked on it returns io.EOF.
+func (c *Conn) Close() error { return c.f.Close() }
+
+// Fd returns the connection's descriptor, for Keep.
+func (c *Conn) Fd() int { return int(c.f.Fd()) }
+
+func parseRights(oob []byte) ([]*os.File, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("shim: control message: %w", err)
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+			files = append(files, os.NewFile(uintptr(fd), "shim-fd"))
+		}
+	}
+	return files, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// ConfigFile writes cfg to an anonymous file to pass at ConfigFD.
+func ConfigFile(cfg *Config) (*os.File, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("corral-shim-config", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("shim: config file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "shim-config")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shim: config file: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// PidfdPid returns the pid, in this process's pid namespace, of the
+// process a pidfd refers to, from /proc/self/fdinfo; 0 once it has been
+// reaped.
+func PidfdPid(f *os.File) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", f.Fd()))
+	if err != nil {
+		return 0, err
+	}
+	var pid int
+	for _, line := range splitLines(b) {
+		if _, err := fmt.Sscanf(line, "Pid:\t%d", &pid); err == nil {
+			return pid, nil
+		}
+	}
+	return 0, errors.New("shim: no Pid in the pidfd's fdinfo")
+}
+
+func splitLines(b []byte) []string {
+	var out []string
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			out = append(out, string(b[start:i]))
+			start = i + 1
+		}
+	}
+	if start < len(b) {
+		out = append(out, string(b[start:]))
+	}
+	return out
+}

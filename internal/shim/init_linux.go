@@ -1,0 +1,524 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/sandbox"
+)
+
+// initState is what an init or holder knows while it runs.
+type initState struct {
+	cfg   Config
+	ctl   *Conn
+	msgs  <-chan incoming // corral's messages, for the init's whole life
+	chld  chan os.Signal
+	role  string
+	pid1  bool // pid 1 of a pid namespace: the kernel kills the rest when it exits
+	proxy *os.File
+	mech  []string
+}
+
+func runInit() int {
+	// Only corral ends an init: through its control socket, or SIGKILL. A
+	// command that signals it (under network host no Landlock scope keeps
+	// it from trying) gets nowhere. The signals are caught and dropped, not
+	// ignored: an ignored signal stays ignored across exec, and the command
+	// must get SIGTERM as it would anywhere else.
+	deaf := make(chan os.Signal, 8)
+	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	go func() {
+		for range deaf {
+		}
+	}()
+	// Neither may a process of the same user read the init's memory or
+	// take its descriptors (the control socket) through /proc.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	st := &initState{role: os.Getenv(RoleEnv), pid1: os.Getpid() == 1}
+	unix.CloseOnExec(ControlFD)
+	ctl, err := NewConn(os.NewFile(ControlFD, "shim-control"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral shim:", err)
+		return ExitShimFailed
+	}
+	st.ctl = ctl
+	st.chld = make(chan os.Signal, 1)
+	signal.Notify(st.chld, unix.SIGCHLD)
+	st.msgs = st.receive()
+	for first := true; ; first = false {
+		// Between runs an init waits for the next: corral keeps inits
+		// whose tree is gone for its next plain run.
+		in, ok := <-st.msgs
+		if !ok || in.m.Op == OpExit {
+			closeAll(in.files)
+			return 0
+		}
+		stdio, err := st.takeRun(in)
+		if err != nil {
+			return st.fail("config", err)
+		}
+		if first {
+			if code, ok := st.setUp(); !ok {
+				closeAll(stdio)
+				return code
+			}
+			if st.role == RoleHolder {
+				return st.hold()
+			}
+		}
+		if !st.runCommand(stdio) {
+			return 0
+		}
+	}
+}
+
+// takeRun reads a Run message: its last descriptor is the configuration,
+// the three before it (none for a holder) the command's stdin, stdout and
+// stderr, which the caller owns.
+func (st *initState) takeRun(in incoming) ([]*os.File, error) {
+	want := 4
+	if st.role == RoleHolder {
+		want = 1
+	}
+	if in.m.Op != OpRun || len(in.files) != want {
+		closeAll(in.files)
+		return nil, fmt.Errorf("want a %q message with %d descriptors, got %q with %d", OpRun, want, in.m.Op, len(in.files))
+	}
+	cfg := in.files[want-1]
+	defer cfg.Close()
+	b, err := io.ReadAll(io.LimitReader(cfg, 64<<20))
+	if err == nil {
+		st.cfg = Config{}
+		err = json.Unmarshal(b, &st.cfg)
+	}
+	if err != nil {
+		closeAll(in.files[:want-1])
+		return nil, err
+	}
+	return in.files[:want-1], nil
+}
+
+// setUp builds the sandbox, when the first run has one, and makes a plain
+// init a subreaper. It reports false, with the exit status, on failure.
+func (st *initState) setUp() (int, bool) {
+	var err error
+	if p := st.cfg.Policy; p != nil && !st.cfg.Confined {
+		if st.proxy, st.mech, err = sandbox.Prepare(p); err != nil {
+			return st.fail("prepare", err), false
+		}
+	}
+	if !st.pid1 {
+		// Every orphan of the tree comes here, so that the tree is exactly
+		// this process's descendants.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return st.fail("config", fmt.Errorf("subreaper: %w", err)), false
+		}
+	}
+	return 0, true
+}
+
+// fail tells corral why nothing runs, and returns the exit status.
+func (st *initState) fail(stage string, err error) int {
+	m := Msg{Op: OpFailed, Stage: stage, Err: err.Error()}
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		m.Errno = int(errno)
+	}
+	if st.ctl.Send(m) != nil {
+		fmt.Fprintf(os.Stderr, "corral shim: %s: %v\n", stage, err)
+	}
+	return ExitShimFailed
+}
+
+// forked is a command started from a thread of its own.
+type forked struct {
+	pid    int
+	notify int // the gate's seccomp notification descriptor, or -1
+	mech   []string
+	abi    int
+	stage  string // what failed: "confine" or "start"
+	err    error
+}
+
+// confinedThread runs fn on a new OS thread, confined for the sandbox
+// first when there is one (fn does not run when that fails), and ends the
+// thread when fn returns.
+func (st *initState) confinedThread(fn func(f *forked)) forked {
+	done := make(chan forked, 1)
+	go func() {
+		// Locked and never unlocked: when this goroutine returns, the
+		// runtime ends the thread, confinement and all.
+		runtime.LockOSThread()
+		f := forked{notify: -1}
+		if p := st.cfg.Policy; p != nil && !st.cfg.Confined {
+			f.notify, f.mech, f.abi, f.err = sandbox.Confine(p)
+			if f.err != nil {
+				f.stage = "confine"
+				done <- f
+				return
+			}
+		}
+		fn(&f)
+		if f.err != nil {
+			f.stage = "start"
+		}
+		if f.err != nil && f.notify >= 0 {
+			unix.Close(f.notify)
+			f.notify = -1
+		}
+		done <- f
+	}()
+	return <-done
+}
+
+// runCommand runs one command with stdio as its stdin, stdout and stderr
+// (closed here once it runs), serves it, and reports whether this init
+// stays for another run.
+func (st *initState) runCommand(stdio []*os.File) (stay bool) {
+	defer closeAll(stdio)
+	if d := st.cfg.Dir; d != "" {
+		// A directory missing here would read as the program missing.
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			where := ""
+			if st.cfg.Policy != nil || st.cfg.Confined {
+				where = " inside the sandbox (is it under a path the sandbox hides, such as /tmp?)"
+			}
+			st.fail("start", fmt.Errorf("working directory %s is not a directory%s", d, where))
+			return false
+		}
+	}
+	fork := func(f *forked) {
+		// Plain clone (no pidfd, no cgroup): the sandbox's filter refuses
+		// clone3, and a pidfd is opened below instead.
+		f.pid, f.err = syscall.ForkExec(st.cfg.Path, st.cfg.Args, &syscall.ProcAttr{
+			Dir:   st.cfg.Dir,
+			Env:   st.cfg.Env,
+			Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
+			Sys:   &syscall.SysProcAttr{Setsid: true},
+		})
+		if f.err != nil {
+			f.stage = "start"
+		}
+	}
+	var c forked
+	if st.cfg.Policy != nil && !st.cfg.Confined {
+		c = st.confinedThread(fork)
+	} else {
+		// Nothing to confine: any thread forks.
+		c.notify = -1
+		fork(&c)
+	}
+	if c.err != nil {
+		st.fail(c.stage, c.err)
+		return false
+	}
+	// The command's stdio are the command's: holding them open here would
+	// keep its pipes from reading end of file when it and its tree are done.
+	closeAll(stdio)
+	// The command is this process's child and not reaped yet: its pid
+	// cannot have been recycled.
+	cmdFD, err := unix.PidfdOpen(c.pid, 0)
+	if err != nil {
+		unix.Kill(c.pid, unix.SIGKILL)
+		st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
+		return false
+	}
+	selfFD, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		unix.Close(cmdFD)
+		unix.Kill(c.pid, unix.SIGKILL)
+		st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
+		return false
+	}
+	cmdFile, selfFile := os.NewFile(uintptr(cmdFD), "pidfd"), os.NewFile(uintptr(selfFD), "pidfd")
+	files := []*os.File{cmdFile, selfFile}
+	if st.proxy != nil {
+		files = append(files, st.proxy)
+	}
+	var start uint64
+	if s, err := procfs.ReadStat(c.pid); err == nil {
+		start = s.Start
+	}
+	err = st.ctl.Send(Msg{Op: OpStarted, Pid: c.pid, Start: start, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
+	closeAll(files)
+	st.proxy, st.mech = nil, nil
+	if err != nil {
+		// Corral is gone already: nothing may outlive it.
+		st.killTree()
+		return false
+	}
+	stopGate := st.gate(c.notify)
+	defer stopGate()
+	return st.serve(c.pid)
+}
+
+// gate answers the sandbox's Unix-socket gate until the returned func is
+// called.
+func (st *initState) gate(notify int) func() {
+	if notify < 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := sandbox.Gate(ctx, notify, st.cfg.Policy); err != nil {
+			fmt.Fprintln(os.Stderr, "corral shim: gate:", err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// serve reaps the tree and reports the command's end, until corral says
+// exit (or goes away), or that the run is over and this init may serve
+// another (stay).
+func (st *initState) serve(cmd int) (stay bool) {
+	detached := false
+	// Corral in another pid namespace reads the command's pid from its
+	// pidfd, which says nothing once the command is reaped: reap nothing
+	// before its first word then.
+	acked := !st.cfg.Ack
+	msgs := st.msgs
+	for {
+		if acked && st.reap(cmd) && detached {
+			return false // nothing left to hold
+		}
+		select {
+		case <-st.chld:
+		case in, ok := <-msgs:
+			closeAll(in.files)
+			m := in.m
+			acked = true
+			switch {
+			case !ok:
+				msgs = nil
+				if detached {
+					continue
+				}
+				// Corral is gone (or gave up on the run): nothing of the
+				// tree may outlive it.
+				st.killTree()
+				return false
+			case m.Op == OpExit:
+				// The tree should be gone; make sure, and leave no zombie
+				// behind to be handed to corral.
+				st.killTree()
+				return false
+			case m.Op == OpIdle:
+				// The run is over: nothing of it may stay, and this init
+				// waits for the next.
+				st.killTree()
+				return st.ctl.Send(Msg{Op: OpIdle}) == nil
+			case m.Op == OpDetach:
+				detached = true
+				// What is left is meant to live on: no longer die with
+				// corral.
+				unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0)
+			}
+		}
+	}
+}
+
+// incoming is a message from corral with the descriptors it carried.
+type incoming struct {
+	m     Msg
+	files []*os.File
+}
+
+// receive delivers corral's messages, for the init's whole life, until
+// corral's end closes.
+func (st *initState) receive() <-chan incoming {
+	ch := make(chan incoming)
+	go func() {
+		defer close(ch)
+		for {
+			m, files, err := st.ctl.Recv()
+			if err != nil {
+				return
+			}
+			ch <- incoming{m, files}
+		}
+	}()
+	return ch
+}
+
+// reap collects every exited child, reports the command's status when it
+// is among them, and says whether no child is left at all.
+func (st *initState) reap(cmd int) (empty bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.ECHILD) {
+			return true
+		}
+		if err != nil || pid <= 0 {
+			return false
+		}
+		if pid == cmd {
+			m := Msg{Op: OpExited}
+			if ws.Signaled() {
+				m.Signal = int(ws.Signal())
+			} else {
+				m.Code = ws.ExitStatus()
+			}
+			st.ctl.Send(m)
+		}
+	}
+}
+
+// killTree ends every descendant of this process: in a pid namespace of
+// its own the kernel does it when the init exits; otherwise the tree is
+// frozen with SIGSTOP until no new process appears (so that none can fork
+// while it is killed), then killed, then reaped.
+func (st *initState) killTree() {
+	if st.pid1 {
+		return
+	}
+	if kids, err := procfs.Children(os.Getpid()); err == nil && len(kids) == 0 {
+		return // nothing left, the usual case
+	}
+	KillDescendants(os.Getpid())
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.ECHILD) {
+			return
+		}
+		if pid <= 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// KillDescendants freezes every live descendant of pid with SIGSTOP, round
+// after round until a walk finds none it has not stopped, then sends them
+// all SIGKILL (through pidfds, checked against their start times). It
+// returns the processes it killed. pid must be a subreaper (or the init of
+// a pid namespace), so that no descendant can leave its subtree.
+func KillDescendants(pid int) []procfs.Stat {
+	stopped := map[int]procfs.Stat{}
+	for round := 0; round < 64; round++ {
+		fresh := 0
+		for _, d := range procfs.Descendants(pid) {
+			if d.Zombie() {
+				continue
+			}
+			if _, ok := stopped[d.Pid]; ok {
+				continue
+			}
+			if procfs.Signal(d.Pid, d.Start, unix.SIGSTOP) == nil {
+				stopped[d.Pid] = d
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	var out []procfs.Stat
+	for _, d := range stopped {
+		if procfs.Signal(d.Pid, d.Start, unix.SIGKILL) == nil {
+			out = append(out, d)
+		}
+	}
+	// Anything that slipped past the freeze (it should not) still dies.
+	for _, d := range procfs.Descendants(pid) {
+		if !d.Zombie() && procfs.Signal(d.Pid, d.Start, unix.SIGKILL) == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// hold is the holder of an enclosure: it confines one thread for the
+// enclosure's life and, on corral's request, forks from it one init per
+// run, inside the sandbox's one Landlock domain.
+func (st *initState) hold() int {
+	type spawn struct {
+		fds []*os.File
+		err chan error
+	}
+	reqs := make(chan spawn)
+	ready := make(chan forked, 1)
+	go func() {
+		// Locked for good: the thread is confined, and forks every run.
+		runtime.LockOSThread()
+		f := forked{notify: -1}
+		if p := st.cfg.Policy; p != nil {
+			f.notify, f.mech, f.abi, f.err = sandbox.Confine(p)
+		}
+		ready <- f
+		if f.err != nil {
+			return
+		}
+		for r := range reqs {
+			// The run's init gets the holder's stdio (the null device) and
+			// the run's control socket; corral sends it the run.
+			_, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
+				Env:   []string{RoleEnv + "=" + RoleInit},
+				Files: []uintptr{0, 1, 2, r.fds[0].Fd()},
+				Sys:   &syscall.SysProcAttr{Setsid: true},
+			})
+			r.err <- err
+		}
+	}()
+	c := <-ready
+	if c.err != nil {
+		return st.fail("confine", c.err)
+	}
+	defer close(reqs)
+	var files []*os.File
+	if st.proxy != nil {
+		files = append(files, st.proxy)
+	}
+	err := st.ctl.Send(Msg{Op: OpReady, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
+	closeAll(files)
+	st.proxy = nil
+	if err != nil {
+		return 0 // corral is gone; the kernel takes the namespace with us
+	}
+	stopGate := st.gate(c.notify)
+	defer stopGate()
+	for {
+		select {
+		case <-st.chld:
+			st.reap(0) // the runs' inits, when they are done
+		case in, ok := <-st.msgs:
+			if !ok {
+				// Corral is gone or closed the enclosure: as pid 1, this
+				// process takes every process of the sandbox with it.
+				return 0
+			}
+			if in.m.Op != OpSpawn || len(in.files) != 1 {
+				closeAll(in.files)
+				continue
+			}
+			r := spawn{fds: in.files, err: make(chan error, 1)}
+			reqs <- r
+			if err := <-r.err; err != nil {
+				// Tell the run, whose end corral is waiting on.
+				if run, cerr := NewConn(in.files[0]); cerr == nil {
+					run.Send(Msg{Op: OpFailed, Stage: "start", Err: "starting the run's init: " + err.Error()})
+					run.Close()
+					in.files[0] = nil
+				}
+			}
+			closeAll(in.files)
+		}
+	}
+}

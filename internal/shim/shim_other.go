@@ -1,0 +1,18 @@
+//go:build !linux
+
+package shim
+
+import (
+	"fmt"
+	"os"
+)
+
+func runInit() int {
+	fmt.Fprintln(os.Stderr, "corral shim: the init runs on Linux only")
+	return ExitShimFailed
+}
+
+func runGuardian() int {
+	fmt.Fprintln(os.Stderr, "corral shim: the guardian runs on Linux only")
+	return ExitShimFailed
+}

@@ -1,0 +1,120 @@
+package proc
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/egress"
+	"github.com/corralrun/corral/internal/sandbox"
+)
+
+// proxyAddr is where a sandbox's commands find corral's egress proxy: a
+// port on the loopback of the sandbox's own network namespace, which the
+// init listens on and hands to corral.
+const proxyAddr = "127.0.0.1:3128"
+
+const proxyPort = 3128
+
+// box is the host's side of one sandbox: its policy, its private /tmp, its
+// egress proxy.
+type box struct {
+	sandbox corral.Sandbox
+	policy  *sandbox.Policy
+	env     []string // added to every command's environment
+	proxy   *egress.Proxy
+	served  chan struct{}
+	closed  bool
+}
+
+// newBox checks that the machine can build sb, resolves it for a run in
+// workdir, and makes the private /tmp (owned by uid when it is not -1).
+func newBox(sb corral.Sandbox, workdir string, uid int) (*box, error) {
+	if _, err := sandbox.Probe(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
+	}
+	p, err := sandbox.NewPolicy(sb, workdir)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "corral-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the private /tmp: %w", err)
+	}
+	if uid >= 0 && uid != os.Geteuid() {
+		if err := os.Chown(tmp, uid, -1); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("sandbox: the private /tmp: %w", err)
+		}
+	}
+	p.TmpDir = tmp
+	b := &box{sandbox: sb, policy: p}
+	if sb.Network == corral.NetworkNone && len(sb.AllowHosts) > 0 {
+		if b.proxy, err = egress.New(sb.AllowHosts); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		p.ProxyPort = proxyPort
+		b.env = egress.Env(proxyAddr)
+	}
+	if err := p.Validate(); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// serve runs the egress proxy on the listener the init made inside the
+// sandbox's network.
+func (b *box) serve(f *os.File) error {
+	defer f.Close()
+	if b.proxy == nil {
+		return nil
+	}
+	l, err := net.FileListener(f)
+	if err != nil {
+		return fmt.Errorf("sandbox: proxy listener: %w", err)
+	}
+	b.served = make(chan struct{})
+	go func() {
+		defer close(b.served)
+		b.proxy.Serve(l)
+	}()
+	return nil
+}
+
+// report says what held the sandbox, with the hosts refused so far.
+func (b *box) report(mechs []string, abi int) *corral.SandboxReport {
+	r := &corral.SandboxReport{
+		Mode:        b.sandbox.Mode,
+		Network:     b.sandbox.Network,
+		Writable:    b.policy.WritableRoots(),
+		Mechanisms:  mechs,
+		LandlockABI: abi,
+	}
+	if r.Writable == nil {
+		r.Writable = []string{}
+	}
+	if b.proxy != nil {
+		r.Mechanisms = append(append([]string(nil), mechs...), "egress proxy")
+		r.DeniedHosts = b.proxy.Denied()
+	}
+	return r
+}
+
+// close stops the proxy and removes the private /tmp, with what the runs
+// left in it.
+func (b *box) close() {
+	if b.closed {
+		return
+	}
+	b.closed = true
+	if b.proxy != nil {
+		b.proxy.Close()
+		if b.served != nil {
+			<-b.served
+		}
+	}
+	os.RemoveAll(b.policy.TmpDir)
+}

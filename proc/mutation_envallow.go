@@ -1,0 +1,8 @@
+//go:build mutation_envallow
+
+package proc
+
+// allowed, mutated for the CI's mutation step (.ci/mutations): the
+// allowlist passes nothing. TestRunPassesTheEnvironmentAsAsked must catch
+// it. Built only with the tag mutation_envallow.
+func allowed(name string, allow []string) bool { return false }
