@@ -249,7 +249,7 @@ func TestListingsArePagedSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Config{Service: svc, Token: token})
+	srv, err := api.New(api.Config{Service: svc, Token: token, PublicHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ const writeTimeout = 20 * time.Second
 
 // writeList answers 200 with the JSON object {"<name>": [items],
 // "next_cursor": next}, written an item at a time through a small buffer,
-// each write under writeTimeout.
+// each write under writeTimeout; each item goes through public, as every
+// answer does.
 //
 // The write deadline stays set when the client stopped reading (the
 // connection is then closed); after a complete flush it is lifted, for
@@ -40,7 +41,7 @@ func writeList[T any](w http.ResponseWriter, name string, items []T, next string
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		enc.Encode(it) // its newline is JSON whitespace
+		enc.Encode(public(it)) // its newline is JSON whitespace
 		if !flush(false) {
 			return
 		}

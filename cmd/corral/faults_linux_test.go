@@ -83,13 +83,22 @@ func (s *served) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// gate is a file a task waits for: the test opens it when it wants.
+// gate is a file a task waits for: the test opens it when it wants. The
+// task says it is waiting with another file.
 type gate string
 
 func newGate(t *testing.T) gate { return gate(filepath.Join(t.TempDir(), "open")) }
 
-// wait is the shell that waits for g.
-func (g gate) wait() string { return fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.05; done`, g) }
+// wait is the shell that says the task waits, then waits for g.
+func (g gate) wait() string {
+	return fmt.Sprintf(`touch %s.waiting; while [ ! -e %s ]; do sleep 0.05; done`, g, g)
+}
+
+// waiting waits until a task waits at g: it is running.
+func (g gate) waiting(t *testing.T) {
+	t.Helper()
+	testutil.WaitFor(t, 30*time.Second, "the run started", func() bool { _, err := os.Stat(string(g) + ".waiting"); return err == nil })
+}
 
 func (g gate) open(t *testing.T) {
 	if err := os.WriteFile(string(g), nil, 0o600); err != nil {
@@ -146,7 +155,7 @@ func TestFaultDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 30*time.Second, "the run started", func() bool { e, err := s.c.Execution(bg, a.ID); return err == nil && e.Handle != nil })
+	burst.waiting(t)
 	filler := fill(t, filepath.Dir(data))
 	burst.open(t)
 	testutil.WaitFor(t, 60*time.Second, "the burst printed into a full disk", func() bool { _, err := os.Stat(burstDone); return err == nil })
@@ -198,7 +207,7 @@ func TestFaultReadOnlyDataDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 30*time.Second, "the run started", func() bool { e, err := s.c.Execution(bg, a.ID); return err == nil && e.Handle != nil })
+	g.waiting(t)
 	readOnly(t, data)
 	b, err := s.c.Submit(bg, "q", "echo second", 0)
 	if err != nil {
