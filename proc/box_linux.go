@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/egress"
@@ -29,14 +30,22 @@ type box struct {
 }
 
 // newBox checks that the machine can build sb, resolves it for a run in
-// workdir, and makes the private /tmp (owned by uid when it is not -1).
-func newBox(sb corral.Sandbox, workdir string, uid int) (*box, error) {
+// workdir with the supervisor's private directories, and makes the private
+// /tmp (owned by uid when it is not -1).
+func newBox(sb corral.Sandbox, workdir string, private []string, uid int) (*box, error) {
 	if _, err := sandbox.Probe(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 	}
 	p, err := sandbox.NewPolicy(sb, workdir)
 	if err != nil {
 		return nil, err
+	}
+	for _, d := range private {
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: private directory %s: %w", d, err)
+		}
+		p.Private = append(p.Private, r)
 	}
 	tmp, err := os.MkdirTemp("", "corral-sandbox-")
 	if err != nil {
@@ -89,12 +98,9 @@ func (b *box) report(mechs []string, abi int) *corral.SandboxReport {
 	r := &corral.SandboxReport{
 		Mode:        b.sandbox.Mode,
 		Network:     b.sandbox.Network,
-		Writable:    b.policy.WritableRoots(),
+		Writable:    b.policy.UserWritable(),
 		Mechanisms:  mechs,
 		LandlockABI: abi,
-	}
-	if r.Writable == nil {
-		r.Writable = []string{}
 	}
 	if b.proxy != nil {
 		r.Mechanisms = append(append([]string(nil), mechs...), "egress proxy")

@@ -96,7 +96,7 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	if a.cred != nil {
 		uid = int(a.cred.UID)
 	}
-	b, err := newBox(a.sandbox, a.dir, uid)
+	b, err := newBox(a.sandbox, a.dir, nil, uid)
 	if err != nil {
 		return nil, err
 	}

@@ -37,19 +37,35 @@ type Enclosure struct {
 	impl   *enclosureImpl
 }
 
-// NewEnclosure builds a sandbox for sb whose workspace is workdir (empty:
-// the supervisor's working directory). It fails with an error wrapping
-// ErrSandboxUnavailable when the confinement cannot be built here; ctx
-// bounds the building.
-func NewEnclosure(ctx context.Context, sb corral.Sandbox, workdir string) (*Enclosure, error) {
+// EnclosureSpec describes an enclosure.
+type EnclosureSpec struct {
+	// Sandbox is the confinement; its mode must be read-only or workspace.
+	Sandbox corral.Sandbox
+
+	// Workdir is the runs' default working directory, and the workspace in
+	// workspace mode; empty means the supervisor's working directory.
+	Workdir string
+
+	// Private lists directories of the supervisor's own that the runs may
+	// write, at the same path, whatever the mode: state the supervisor
+	// shares with its commands (a shell session's), not the user's. They
+	// are not reported as writable roots.
+	Private []string
+}
+
+// NewEnclosure builds the sandbox spec describes. It fails with an error
+// wrapping ErrSandboxUnavailable when the confinement cannot be built
+// here; ctx bounds the building.
+func NewEnclosure(ctx context.Context, spec EnclosureSpec) (*Enclosure, error) {
+	sb := spec.Sandbox
 	if err := sb.Validate(); err != nil {
 		return nil, fmt.Errorf("proc: %w", err)
 	}
 	if !sb.Enabled() {
 		return nil, errors.New("proc: an enclosure needs a sandbox mode (read-only or workspace)")
 	}
-	e := &Enclosure{sandbox: sb, workdir: workdir}
-	impl, err := newEnclosure(ctx, sb, workdir)
+	e := &Enclosure{sandbox: sb, workdir: spec.Workdir}
+	impl, err := newEnclosure(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

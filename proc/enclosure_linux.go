@@ -21,8 +21,8 @@ type enclosureImpl struct {
 	mu sync.Mutex // one spawn request at a time on the holder's socket
 }
 
-func newEnclosure(ctx context.Context, sb corral.Sandbox, workdir string) (*enclosureImpl, error) {
-	b, err := newBox(sb, workdir, -1)
+func newEnclosure(ctx context.Context, spec EnclosureSpec) (*enclosureImpl, error) {
+	b, err := newBox(spec.Sandbox, spec.Workdir, spec.Private, -1)
 	if err != nil {
 		return nil, fmt.Errorf("proc: %w", err)
 	}

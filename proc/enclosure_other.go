@@ -12,7 +12,7 @@ import (
 
 type enclosureImpl struct{}
 
-func newEnclosure(ctx context.Context, sb corral.Sandbox, workdir string) (*enclosureImpl, error) {
+func newEnclosure(ctx context.Context, spec EnclosureSpec) (*enclosureImpl, error) {
 	return nil, fmt.Errorf("proc: %w: the sandbox needs Linux (this is %s)", ErrSandboxUnavailable, runtime.GOOS)
 }
 

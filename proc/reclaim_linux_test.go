@@ -53,7 +53,7 @@ func init() {
 	case "sandbox":
 		spec.Sandbox = corral.Sandbox{Mode: corral.SandboxReadOnly}
 	case "enclosure":
-		e, err := proc.NewEnclosure(context.Background(), corral.Sandbox{Mode: corral.SandboxReadOnly}, "")
+		e, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly}})
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)

@@ -3,8 +3,12 @@ package proc_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -154,7 +158,7 @@ func TestEnclosureSharesOneSandboxAmongItsRuns(t *testing.T) {
 	tag := testutil.Tag(t)
 	left := privateTmp(t)
 	ws := workspace(t)
-	e, err := proc.NewEnclosure(context.Background(), corral.Sandbox{Mode: corral.SandboxWorkspace}, ws)
+	e, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}, Workdir: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +199,7 @@ for i in $(seq 100); do grep -q listening /tmp/server.log 2>/dev/null && break; 
 		t.Fatalf("the server died with another run's timeout: %q", r.Stderr.Text())
 	}
 	// Another enclosure sees neither the note nor the server.
-	other, err := proc.NewEnclosure(context.Background(), corral.Sandbox{Mode: corral.SandboxWorkspace}, ws)
+	other, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}, Workdir: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +231,7 @@ func TestSupervisionHoldsAsNobody(t *testing.T) {
 	if testutil.AsNobody() {
 		t.Skip("SKIP: already nobody")
 	}
-	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns)$")
+	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns|TestSandboxReachesOnlyAllowedHostsThroughTheProxy)$")
 }
 
 // privateTmp points the process's temporary directory, where corral makes
@@ -249,4 +253,81 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestSandboxReachesOnlyAllowedHostsThroughTheProxy: under network none
+// with --allow-host, the run reaches the allowed host through corral's
+// proxy (its HTTP_PROXY), a host not allowed gets 403 and is reported, and
+// a direct connection goes nowhere.
+func TestSandboxReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
+	needSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIP: needs python3 for its HTTP client")
+	}
+	// A loopback address would be the run's own loopback (and in
+	// NO_PROXY): serve on one of the machine's other addresses.
+	ip := hostIP(t)
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from the allowed host")
+	}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+	allowed := strings.TrimPrefix(srv.URL, "http://")
+	script := `import os, urllib.request
+def get(url):
+    try:
+        return urllib.request.urlopen(url, timeout=20).read().decode()
+    except Exception as e:
+        return "refused: %s" % e
+print("allowed:", get("http://` + allowed + `/"))
+print("denied:", get("http://denied.example:8080/"))
+print("proxy:", os.environ.get("HTTP_PROXY"))
+`
+	res, err := proc.Run(context.Background(), &proc.Spec{
+		Args:    []string{"python3", "-c", script},
+		Dir:     workspace(t),
+		Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly, AllowHosts: []string{allowed}},
+		Timeout: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Stdout.Text()
+	t.Logf("%s: %s%s", res.Status(), out, res.Stderr.Text())
+	if !strings.Contains(out, "allowed: hello from the allowed host") || !strings.Contains(out, "denied: refused") || !strings.Contains(out, "403") {
+		t.Fatalf("through the proxy:\n%s%s", out, res.Stderr.Text())
+	}
+	r := res.Sandbox
+	if r == nil || !contains(r.DeniedHosts, "denied.example:8080") || !contains(r.Mechanisms, "egress proxy") {
+		t.Fatalf("report %+v", r)
+	}
+	// Without the proxy, nothing of the host's network is there.
+	res, err = proc.Run(context.Background(), &proc.Spec{
+		Args:    []string{"bash", "-c", "exec 3<>/dev/tcp/" + strings.Replace(allowed, ":", "/", 1) + " && echo CONNECTED"},
+		Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly, AllowHosts: []string{allowed}},
+		Dir:     workspace(t),
+	})
+	if err != nil || strings.Contains(res.Stdout.Text(), "CONNECTED") {
+		t.Fatalf("a direct connection got through: %q %v", res.Stdout.Text(), err)
+	}
+}
+
+// hostIP returns an IPv4 address of this machine other than loopback, or
+// skips t.
+func hostIP(t *testing.T) string {
+	t.Helper()
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("SKIP: needs a network address other than loopback")
+	return ""
 }

@@ -64,12 +64,12 @@ func (t *cgroupTree) release(detach bool) func() bool {
 				if pop, err := t.leaf.Populated(); err == nil && pop {
 					return false
 				}
-				t.leaf.Close()
+				t.leaf.Release()
 				return true
 			}
 		}
 	}
-	t.leaf.Close()
+	t.leaf.Release()
 	return nil
 }
 

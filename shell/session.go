@@ -122,23 +122,15 @@ func (s *Session) begin(ctx context.Context, id string) (snapshot.State, error) 
 
 // sessionEnclosure builds the sandbox of a session whose state files are
 // in dir. The wrapper that runs each command reads and writes them from
-// inside, where /tmp and /dev/shm are the sandbox's own: dir must be
-// outside both (see sandboxStateDir) and writable there. It is one more
-// writable root in workspace mode; in read-only mode it is the only one
-// (the enclosure's workspace), the session's working directory staying
-// read-only, and seen as the host's: under /tmp it is not there.
+// inside, so dir is one of the enclosure's private directories: writable
+// at the same path in every mode, and not one of the user's writable
+// roots.
 func (t *Tool) sessionEnclosure(ctx context.Context, dir string) (*proc.Enclosure, error) {
-	sb := t.Sandbox
 	ws, err := t.workspace()
 	if err != nil {
 		return nil, err
 	}
-	if sb.Mode == corral.SandboxReadOnly {
-		sb.Mode, ws = corral.SandboxWorkspace, dir
-	} else {
-		sb.Writable = append(slices.Clone(sb.Writable), dir)
-	}
-	return proc.NewEnclosure(ctx, sb, ws)
+	return proc.NewEnclosure(ctx, proc.EnclosureSpec{Sandbox: t.Sandbox, Workdir: ws, Private: []string{dir}})
 }
 
 // Sandbox reports what confines the session's commands, as asked for

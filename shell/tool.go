@@ -374,7 +374,7 @@ func (t *Tool) enclosure(ctx context.Context, dir string) (*proc.Enclosure, erro
 	if dir == "" || dir == ws {
 		return nil, nil
 	}
-	enc, err := proc.NewEnclosure(ctx, t.Sandbox, ws)
+	enc, err := proc.NewEnclosure(ctx, proc.EnclosureSpec{Sandbox: t.Sandbox, Workdir: ws})
 	if err != nil {
 		return nil, fmt.Errorf("shell: the command's sandbox: %w", err)
 	}

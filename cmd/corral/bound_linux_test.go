@@ -35,6 +35,8 @@ func TestKilledCorralTakesItsTreesWithIt(t *testing.T) {
 		{name: "run", args: []string{"run", "--", "bash", "-c", escapees}},
 		{name: "run sandboxed", args: []string{"run", "--sandbox", "read-only", "--", "bash", "-c", escapees}},
 		{name: "shell", args: []string{"shell", "-c", escapees}},
+		{name: "shell sandboxed", args: []string{"shell", "--sandbox", "read-only", "-c", escapees}},
+		{name: "mcp sandboxed", args: []string{"mcp", "--sandbox", "read-only"}, stdin: mcpRunCommand},
 		{name: "headless", args: []string{"headless", "--idle-timeout", "10m", "--", "bash", "-c", escapees}},
 		{name: "mcp", args: []string{"mcp"}, stdin: mcpRunCommand},
 	}

@@ -185,7 +185,7 @@ func checkSandbox(t *shell.Tool) error {
 			return err
 		}
 	}
-	enc, err := proc.NewEnclosure(context.Background(), t.Sandbox, dir)
+	enc, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: t.Sandbox, Workdir: dir})
 	if err != nil {
 		return fmt.Errorf("--sandbox %s: %w", t.Sandbox.Mode, err)
 	}

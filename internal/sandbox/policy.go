@@ -39,6 +39,12 @@ type Policy struct {
 	// init must have been cloned with CLONE_NEWNET.
 	Network corral.Network `json:"network,omitempty"`
 
+	// Private lists directories of corral's own, resolved, that the run
+	// writes at the same path in every mode: state corral shares with its
+	// commands (a shell session's), not the user's. They are writable roots
+	// for the sandbox's mechanisms, not for the report.
+	Private []string `json:"private,omitempty"`
+
 	// AllowUnixSockets lists pathname Unix sockets outside the writable
 	// roots that the run may connect to, resolved.
 	AllowUnixSockets []string `json:"allow_unix_sockets,omitempty"`
@@ -131,14 +137,33 @@ func resolveDir(path, what string) (string, error) {
 }
 
 // WritableRoots returns the directories the run may write besides its
-// private /tmp and /var/tmp: Workdir and Writable in workspace mode (without
-// duplicates), none in read-only mode.
+// private /tmp and /var/tmp: Workdir and Writable in workspace mode, and
+// Private in every mode, without duplicates.
 func (p *Policy) WritableRoots() []string {
-	if p.Mode != corral.SandboxWorkspace {
-		return nil
-	}
 	var roots []string
-	for _, r := range append([]string{p.Workdir}, p.Writable...) {
+	add := func(list ...string) {
+		for _, r := range list {
+			if !slices.Contains(roots, r) {
+				roots = append(roots, r)
+			}
+		}
+	}
+	if p.Mode == corral.SandboxWorkspace {
+		add(p.Workdir)
+		add(p.Writable...)
+	}
+	add(p.Private...)
+	return roots
+}
+
+// UserWritable returns the writable roots the user asked for, for the
+// report: Workdir and Writable in workspace mode, none in read-only mode.
+func (p *Policy) UserWritable() []string {
+	if p.Mode != corral.SandboxWorkspace {
+		return []string{}
+	}
+	roots := []string{p.Workdir}
+	for _, r := range p.Writable {
 		if !slices.Contains(roots, r) {
 			roots = append(roots, r)
 		}
@@ -168,7 +193,7 @@ func (p *Policy) Validate() error {
 	if !filepath.IsAbs(p.TmpDir) {
 		return fmt.Errorf("sandbox: the private /tmp needs a host directory (Policy.TmpDir), got %q", p.TmpDir)
 	}
-	for _, list := range [][]string{p.Writable, p.DenyRead, p.AllowUnixSockets} {
+	for _, list := range [][]string{p.Writable, p.Private, p.DenyRead, p.AllowUnixSockets} {
 		for _, path := range list {
 			if !filepath.IsAbs(path) || filepath.Clean(path) != path {
 				return fmt.Errorf("sandbox: path %q is not absolute and clean", path)

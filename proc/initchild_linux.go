@@ -1,0 +1,205 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/shim"
+)
+
+// initChild is a run whose tree an init holds (see internal/shim): every
+// sandboxed run, and plain runs of the subreaper and process-group tiers.
+type initChild struct {
+	tier   corral.Containment
+	why    string
+	limits string
+	bound  string
+
+	ctl       *shim.Conn
+	init      int      // the init's pid, in this pid namespace
+	initStart uint64   // its start time
+	initFD    *os.File // pidfd of the init
+	ownInit   bool     // the init is this process's child, to reap
+	pidns     bool     // the init is pid 1 of a pid namespace
+
+	pid   int      // the command
+	start uint64   // its start time
+	pidfd *os.File // its pidfd
+
+	tree   tree         // the command's tree, below the init
+	leaf   *cgroup.Leaf // cgroup tier: the leaf the init was born in
+	box    *box         // a one-shot sandbox: released with the run
+	encl   *Enclosure   // the enclosure the run is in
+	mechs  []string
+	abi    int
+	report *corral.SandboxReport // set by finish
+
+	unbind   func()        // when the init is reaped: it was forked by the spawner
+	poolKey  string        // the user it runs as, for the pool of idle inits
+	poolable bool          // a plain init, which may serve another run
+	exit     chan struct{} // closed when the command has exited
+	status   exitStatus    // set before exit is closed
+	reader   chan struct{} // closed when the control reader is done
+	stopOnce sync.Once
+}
+
+// read follows the init's reports until its end closes.
+func (c *initChild) read() {
+	defer close(c.reader)
+	for {
+		m, files, err := c.ctl.Recv()
+		shimCloseAll(files)
+		if err != nil {
+			break
+		}
+		if m.Op == shim.OpExited {
+			c.status = exitStatus{exited: true, code: m.Code, signal: syscall.Signal(m.Signal)}
+			if m.Signal != 0 {
+				c.status.code = -1
+			}
+			c.markExited()
+			if c.poolable {
+				// The init says nothing more of this run; its socket may
+				// serve the next one.
+				break
+			}
+		}
+	}
+	// The init is gone, or release closed corral's end. If the command
+	// still runs, its exit is watched through its pidfd (release closes it
+	// to end this wait); its status is unknown.
+	if !c.exitedNow() && c.pidfd != nil {
+		waitPidfd(c.pidfd)
+	}
+	c.markExited()
+}
+
+func (c *initChild) markExited() { c.stopOnce.Do(func() { close(c.exit) }) }
+
+func (c *initChild) exitedNow() bool {
+	select {
+	case <-c.exit:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitPidfd blocks until the process of the pidfd has exited.
+func waitPidfd(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err != nil || n > 0
+	})
+}
+
+func (c *initChild) handle() Handle {
+	return Handle{Pid: c.pid, StartTicks: c.start, Cgroup: c.cgroupPath(), Containment: c.tier, Init: c.init, InitStartTicks: c.initStart}
+}
+
+func (c *initChild) cgroupPath() string {
+	if c.leaf != nil {
+		return c.leaf.Path
+	}
+	return ""
+}
+
+func (c *initChild) note() string            { return c.why }
+func (c *initChild) limitsNote() string      { return c.limits }
+func (c *initChild) exited() <-chan struct{} { return c.exit }
+
+func (c *initChild) signalMain(sig syscall.Signal) error {
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return os.ErrProcessDone
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), sig, nil, 0) }); err != nil {
+		return os.ErrProcessDone
+	}
+	if errors.Is(serr, unix.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return serr
+}
+
+func (c *initChild) signalTree(sig syscall.Signal) []procKey {
+	keys := c.tree.signal(sig)
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		c.tree.signal(unix.SIGCONT)
+	}
+	return keys
+}
+
+func (c *initChild) killTree() []procKey { return c.tree.kill() }
+
+func (c *initChild) images() map[procKey]string { return images(c.tree) }
+
+func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+	return signalLate(c.tree, sig, sent, execs)
+}
+
+func (c *initChild) alive() int {
+	n := 0
+	for _, m := range c.tree.members() {
+		if m.pid != c.pid {
+			n++
+		}
+	}
+	if !c.exitedNow() {
+		n++
+	}
+	return n
+}
+
+func (c *initChild) dying() (stuck []stuckProc, others int) {
+	look := func(pid int) {
+		st, err := procfs.ReadStat(pid)
+		switch {
+		case err != nil || st.Zombie():
+		case st.State == 'D':
+			stuck = append(stuck, stuckProc{pid: pid, comm: st.Comm, state: st.State})
+		default:
+			others++
+		}
+	}
+	for _, m := range c.tree.members() {
+		look(m.pid)
+	}
+	return stuck, others
+}
+
+// sandboxResult returns what held the run, once finish has run.
+func (c *initChild) sandboxResult() *corral.SandboxReport { return c.report }
+
+// sandboxReport says what held the run.
+func (c *initChild) sandboxReport() *corral.SandboxReport {
+	switch {
+	case c.encl != nil:
+		r := c.encl.Report()
+		return &r
+	case c.box != nil:
+		return c.box.report(c.mechs, c.abi)
+	}
+	return nil
+}
+
+func shimCloseAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}

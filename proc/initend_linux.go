@@ -1,0 +1,179 @@
+package proc
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
+	"github.com/corralrun/corral/internal/shim"
+)
+
+func (c *initChild) finish(detach bool) (exitStatus, error) {
+	if !c.exitedNow() {
+		// The command survived SIGKILL (stuck in the kernel): the run
+		// reports it among its survivors. The init keeps reaping; it
+		// exits, and is reaped, once its tree is gone.
+		c.report = c.sandboxReport()
+		c.release(true)
+		return exitStatus{}, nil
+	}
+	keep := detach && c.alive() > 0
+	c.report = c.sandboxReport()
+	c.release(keep)
+	return c.status, nil
+}
+
+// release lets the init go: at once when the tree is gone, or, with keep,
+// once what is left of it has gone (a detached tree, survivors).
+func (c *initChild) release(keep bool) {
+	if keep {
+		c.ctl.Send(shim.Msg{Op: shim.OpDetach})
+		// The init keeps reaping what was left; when it exits at last, the
+		// reaper takes it.
+		c.ctl.Close()
+		c.closeFDs() // ends the reader's wait on a command that survived
+		<-c.reader
+		c.releaseBox()
+		if c.ownInit {
+			c.reapLater()
+		}
+		return
+	}
+	if c.poolable && c.reuse() {
+		return
+	}
+	// The tree is gone. The init exits at once, but its exit takes the
+	// namespaces down with it, which the kernel may take milliseconds to
+	// do: reap it in the background, and its cgroup leaf after it.
+	c.ctl.Send(shim.Msg{Op: shim.OpExit})
+	c.ctl.Close()
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	<-c.reader
+	c.releaseBox()
+	initFD, leaf := c.initFD, c.leaf
+	go func() {
+		c.waitInit()
+		if initFD != nil {
+			initFD.Close()
+		}
+		if leaf != nil {
+			leaf.Close()
+		}
+	}()
+}
+
+// reuse hands the init, whose tree is gone, to the pool of idle ones. It
+// reports false, having sent nothing, when the pool is full.
+func (c *initChild) reuse() bool {
+	pool.mu.Lock()
+	full := len(pool.idle[c.poolKey]) >= poolMax
+	pool.mu.Unlock()
+	if full {
+		return false
+	}
+	<-c.reader // ended at the command's exit
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	// The init answers Idle once it waits for the next run; whoever takes
+	// it next skips that answer.
+	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil || !c.putIdle() {
+		go c.letGo()
+	}
+	return true
+}
+
+// waitInit waits for the init to exit after Exit (it kills anything left
+// first), SIGKILLs it if it does not within a bound, and reaps it.
+func (c *initChild) waitInit() {
+	if c.initFD == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { waitPidfd(c.initFD); close(done) }()
+	t := time.NewTimer(killWait)
+	select {
+	case <-done:
+		t.Stop()
+	case <-t.C:
+		unix.PidfdSendSignal(int(c.initFD.Fd()), unix.SIGKILL, nil, 0)
+		<-done
+	}
+	if c.ownInit {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		reaper.Disown(c.init)
+	}
+	c.unbound()
+}
+
+// reapLater hands the init, still holding part of its tree, to the reaper.
+func (c *initChild) reapLater() {
+	pid, start, unbound := c.init, c.initStart, c.unbound
+	reaper.Disown(pid)
+	reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid && z.Start == start }, func() bool {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || st.Start != start {
+			unbound()
+			return true
+		}
+		return false
+	})
+}
+
+// unbound lets the spawner's thread go once no init it forked lives.
+func (c *initChild) unbound() {
+	if c.unbind != nil {
+		c.unbind()
+	}
+}
+
+func (c *initChild) closeFDs() {
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	if c.initFD != nil {
+		c.initFD.Close()
+	}
+}
+
+func (c *initChild) releaseBox() {
+	if c.box != nil {
+		c.box.close()
+	}
+}
+
+// abandonInit undoes a start that failed: the init is killed and reaped.
+func (c *initChild) abandonInit() {
+	if c.ctl != nil {
+		c.ctl.Close()
+	}
+	if c.ownInit && c.init > 0 {
+		if c.initFD != nil {
+			unix.PidfdSendSignal(int(c.initFD.Fd()), unix.SIGKILL, nil, 0)
+		} else {
+			unix.Kill(c.init, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		reaper.Disown(c.init)
+	}
+	c.unbound()
+	c.closeFDs()
+	if c.leaf != nil {
+		c.leaf.Close()
+	}
+	c.releaseBox()
+}

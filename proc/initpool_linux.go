@@ -1,0 +1,100 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/corralrun/corral/internal/shim"
+)
+
+// The pool of idle inits. An init whose plain run is over may serve the
+// next plain run of the same user: starting an init execs this program
+// (milliseconds), handing a run to an idle one costs a round trip. Idle
+// inits hold nothing and die with this process like any init; a few are
+// kept, for a while.
+const (
+	poolMax  = 8                // idle inits kept per user
+	poolIdle = 60 * time.Second // an init idle longer is let go
+)
+
+// idleInit is an init that waits for a run.
+type idleInit struct {
+	ctl   *shim.Conn
+	pid   int
+	start uint64
+	fd    *os.File // its pidfd
+	since time.Time
+}
+
+var pool struct {
+	mu   sync.Mutex
+	idle map[string][]*idleInit // by credKey, most recent last
+}
+
+// credKey names the user an init runs as.
+func credKey(c *Credential) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprint(c.UID, ":", c.GID, ":", c.Groups)
+}
+
+// takeIdle gives c an idle init of the user key, if there is one.
+func (c *initChild) takeIdle(key string) bool {
+	pool.mu.Lock()
+	list := pool.idle[key]
+	var in *idleInit
+	if n := len(list); n > 0 {
+		in, pool.idle[key] = list[n-1], list[:n-1]
+	}
+	pool.mu.Unlock()
+	if in == nil {
+		return false
+	}
+	shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, true
+	return true
+}
+
+// putIdle keeps c's init for another run, or reports false when the pool
+// is full.
+func (c *initChild) putIdle() bool {
+	now := time.Now()
+	pool.mu.Lock()
+	if pool.idle == nil {
+		pool.idle = map[string][]*idleInit{}
+	}
+	list := pool.idle[c.poolKey]
+	// Let go of those idle too long, oldest first.
+	var stale []*idleInit
+	for len(list) > 0 && now.Sub(list[0].since) > poolIdle {
+		stale, list = append(stale, list[0]), list[1:]
+	}
+	ok := len(list) < poolMax
+	if ok {
+		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, since: now})
+		shim.Keep(c.ctl.Fd(), int(c.initFD.Fd()))
+	}
+	pool.idle[c.poolKey] = list
+	pool.mu.Unlock()
+	for _, in := range stale {
+		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: true, reader: closedChan}
+		go old.letGo()
+	}
+	return ok
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// letGo tells an init whose tree is gone to exit, and reaps it.
+func (c *initChild) letGo() {
+	c.ctl.Send(shim.Msg{Op: shim.OpExit})
+	c.ctl.Close()
+	c.waitInit()
+	if c.initFD != nil {
+		c.initFD.Close()
+	}
+}

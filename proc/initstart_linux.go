@@ -1,0 +1,332 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/reaper"
+	"github.com/corralrun/corral/internal/sandbox"
+	"github.com/corralrun/corral/internal/shim"
+)
+
+// startWait bounds how long Start waits for an init to report that the
+// command runs; a machine that slow fails the start rather than hang it.
+const startWait = 60 * time.Second
+
+// initFailure is an init's report that it did not start the command, and
+// at which stage: "config", "prepare" (the sandbox), "confine" or "start"
+// (the command itself: not found, not executable, ...).
+type initFailure struct {
+	stage string
+	err   error
+}
+
+func (f *initFailure) Error() string { return f.err.Error() }
+func (f *initFailure) Unwrap() error { return f.err }
+
+// initAttr says how to start an init.
+type initAttr struct {
+	tier    corral.Containment
+	why     string
+	policy  *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
+	leaf    *cgroup.Leaf
+	limits  string
+	box     *box
+	encl    *Enclosure
+	holder  bool // start an enclosure's holder, not a run's init
+	nostdio bool
+}
+
+// startInit starts the command of a through an init: a new one (a holder,
+// for an enclosure, when ia.holder), one of the enclosure's, or an idle one
+// of a plain run before; and waits for the command to run.
+func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
+	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy}
+	if ia.encl != nil {
+		cfg.Policy, cfg.Confined = nil, true
+	}
+	// An init in another pid namespace gives pids this process cannot use:
+	// it reads them from the pidfds, before the init may reap.
+	cfg.Ack = ia.policy != nil || ia.encl != nil
+	if cfg.Dir == "" {
+		switch {
+		case ia.policy != nil:
+			// A sandbox's init has moved to its new root: the command
+			// starts in its workspace, the directory it was asked for in.
+			cfg.Dir = ia.policy.Workdir
+		case ia.encl != nil:
+			cfg.Dir = ia.encl.impl.box.policy.Workdir
+		default:
+			// An idle init started in another directory.
+			cfg.Dir, _ = os.Getwd()
+		}
+	}
+	cfgFile, err := shim.ConfigFile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer cfgFile.Close()
+	files := []*os.File{a.files[0], a.files[1], a.files[2], cfgFile}
+	if ia.holder {
+		files = []*os.File{cfgFile}
+	}
+	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil
+	key := credKey(a.cred)
+	for {
+		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
+			exit: make(chan struct{}), reader: make(chan struct{})}
+		reused := false
+		if pooled {
+			reused = c.takeIdle(key)
+		}
+		if !reused {
+			ctl, shimEnd, err := shim.Pair()
+			if err != nil {
+				c.abandonInit()
+				return nil, err
+			}
+			c.ctl = ctl
+			if ia.encl != nil {
+				err = ia.encl.impl.spawn(shimEnd)
+			} else {
+				err = c.forkInit(a, ia, shimEnd)
+			}
+			shimEnd.Close()
+			if err != nil {
+				c.abandonInit()
+				return nil, err
+			}
+		}
+		c.poolKey, c.poolable = key, pooled
+		m, got, err := c.startRun(files)
+		if err != nil && reused && !isInitFailure(err) {
+			// The idle init died while it waited: take another.
+			c.abandonInit()
+			continue
+		}
+		if err == nil {
+			err = c.adopt(m, got, ia)
+		}
+		if err != nil {
+			c.abandonInit()
+			return nil, err
+		}
+		if cfg.Ack && !ia.holder {
+			// The pids are read: the init may reap the command now.
+			c.ctl.Send(shim.Msg{Op: shim.OpAck})
+		}
+		go c.read()
+		return c, nil
+	}
+}
+
+// startRun sends the run and waits for the init's first word.
+func (c *initChild) startRun(files []*os.File) (shim.Msg, []*os.File, error) {
+	if err := c.ctl.Send(shim.Msg{Op: shim.OpRun}, files...); err != nil {
+		return shim.Msg{}, nil, fmt.Errorf("the run's init: %w", err)
+	}
+	return c.recvStart()
+}
+
+func isInitFailure(err error) bool {
+	var f *initFailure
+	return errors.As(err, &f)
+}
+
+// forkInit starts a new init (or holder) as this process's child, with
+// the shim's end of its control socket.
+func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error {
+	role := shim.RoleInit
+	if ia.holder {
+		role = shim.RoleHolder
+	}
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
+	if a.cred != nil {
+		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
+		if sys.Credential.Groups == nil {
+			sys.Credential.Groups = []uint32{}
+		}
+	}
+	if ia.policy != nil {
+		c.pidns = true
+		sandboxAttr(sys, ia.policy)
+	}
+	if ia.leaf != nil {
+		sys.UseCgroupFD = true
+		sys.CgroupFD = ia.leaf.FD()
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), null.Fd(), shimEnd.Fd()}
+	var pid int
+	start := func() {
+		pid, err = reaper.StartOwned(func() (int, error) {
+			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
+				Env: []string{shim.RoleEnv + "=" + role}, Files: files, Sys: sys})
+			return pid, err
+		})
+	}
+	if sys.Pdeathsig != 0 {
+		c.unbind = spawnBound(start)
+	} else {
+		start()
+	}
+	if err != nil {
+		c.unbound()
+		return fmt.Errorf("starting the run's init: %w", err)
+	}
+	c.init, c.ownInit = pid, true
+	if pidfd >= 0 {
+		c.initFD = os.NewFile(uintptr(pidfd), "pidfd")
+	}
+	if st, err := procfs.ReadStat(pid); err == nil {
+		c.initStart = st.Start
+	}
+	return nil
+}
+
+// sandboxAttr sets the namespaces of a sandbox's init: new user, mount,
+// pid, IPC and UTS namespaces, and network unless the run keeps the
+// host's; the user and group mapped to themselves (root: every id, so that
+// files keep their owners); the capabilities the init needs to build the
+// sandbox kept across its exec when it is not root; and death with this
+// process.
+func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
+	sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+	if p.Network == corral.NetworkNone {
+		sys.Cloneflags |= unix.CLONE_NEWNET
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1 << 31}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1 << 31}}
+	} else {
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	}
+	if uid != 0 || (sys.Credential != nil && sys.Credential.Uid != 0) {
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}
+	}
+	sys.Pdeathsig = syscall.SIGKILL
+}
+
+// recvStart waits for the init's first word: the command runs, or why not.
+func (c *initChild) recvStart() (shim.Msg, []*os.File, error) {
+	type got struct {
+		m     shim.Msg
+		files []*os.File
+		err   error
+	}
+	ch := make(chan got, 1)
+	go func() {
+		for {
+			m, files, err := c.ctl.Recv()
+			if err == nil && m.Op == shim.OpIdle {
+				continue // an idle init's answer to its last run
+			}
+			ch <- got{m, files, err}
+			return
+		}
+	}()
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case g := <-ch:
+		switch {
+		case errors.Is(g.err, io.EOF):
+			return g.m, nil, errors.New("the run's init exited before starting the command")
+		case g.err != nil:
+			return g.m, nil, fmt.Errorf("the run's init: %w", g.err)
+		case g.m.Op == shim.OpFailed:
+			shimCloseAll(g.files)
+			return g.m, nil, &initFailure{stage: g.m.Stage, err: g.m.Error()}
+		}
+		return g.m, g.files, nil
+	case <-t.C:
+		c.ctl.Close()
+		g := <-ch
+		shimCloseAll(g.files)
+		return shim.Msg{}, nil, fmt.Errorf("the run's init did not start the command within %v", startWait)
+	}
+}
+
+// adopt takes the command's and the init's pidfds from a Started message.
+func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
+	want := 2
+	if ia.holder {
+		want = 0
+	}
+	if (m.Op != shim.OpStarted && m.Op != shim.OpReady) || len(files) < want {
+		shimCloseAll(files)
+		return fmt.Errorf("the run's init answered %q", m.Op)
+	}
+	c.mechs, c.abi = m.Mechanisms, m.LandlockABI
+	rest := files
+	if !ia.holder {
+		c.pidfd, rest = files[0], files[1:]
+		if c.initFD == nil {
+			c.initFD = rest[0]
+		} else {
+			rest[0].Close()
+		}
+		rest = rest[1:]
+		if ia.policy == nil && ia.encl == nil {
+			// The init shares this process's pid namespace: its pids are
+			// ours.
+			c.pid, c.start = m.Pid, m.Start
+		} else {
+			pid, err := shim.PidfdPid(c.pidfd)
+			if err != nil || pid <= 0 {
+				shimCloseAll(rest)
+				return fmt.Errorf("the command's pid: %v", err)
+			}
+			c.pid = pid
+			if st, err := procfs.ReadStat(pid); err == nil {
+				c.start = st.Start
+			}
+		}
+		if c.init == 0 {
+			c.init, _ = shim.PidfdPid(c.initFD)
+			if st, err := procfs.ReadStat(c.init); err == nil {
+				c.initStart = st.Start
+			}
+		}
+	}
+	if len(rest) > 0 {
+		if c.box != nil {
+			if err := c.box.serve(rest[0]); err != nil {
+				shimCloseAll(rest)
+				return err
+			}
+			rest = rest[1:]
+		}
+		shimCloseAll(rest)
+	}
+	switch {
+	case ia.tier == corral.ContainmentProcessGroup && ia.policy == nil && ia.encl == nil:
+		// The group, among what the init holds.
+		c.tree = &initTree{root: c.init, pgid: c.pid}
+	default:
+		c.tree = &initTree{root: c.init}
+	}
+	switch {
+	case c.pidns || ia.encl != nil:
+		c.bound = BindingPidNamespace
+	default:
+		c.bound = BindingInit
+	}
+	return nil
+}
