@@ -234,3 +234,73 @@ func TestReadyzAnswers503UntilTheWorkerCanTakeWork(t *testing.T) {
 		t.Fatalf("readyz while closing: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestListingsArePagedSummaries lists executions as summaries and
+// schedules a page at a time, and answers 409 limit past the store's
+// bounds.
+func TestListingsArePagedSummaries(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(dir, "corral.db"), Limits: store.Limits{MaxSchedulesPerAgent: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := service.New(service.Config{Store: st, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{Service: svc, Token: token, PublicHosts: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	svc.CreateAgent(ctx, &service.Agent{Name: "p", Kind: store.KindShell, MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	long := strings.Repeat("x", 5000)
+	for range 3 {
+		if _, err := svc.Submit(ctx, service.Task{Agent: "p", Input: long}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth := "Bearer " + token
+	rec := do(srv, "GET", "/v1/executions?limit=2", "", auth)
+	var page api.ExecutionList
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Executions) != 2 || page.NextCursor == "" {
+		t.Fatalf("first page: %d %v %s", rec.Code, err, rec.Body.String()[:min(rec.Body.Len(), 300)])
+	}
+	if e := page.Executions[0]; !e.Summary || len(e.Input) != store.SummaryChars {
+		t.Fatalf("listed execution is not a summary: summary %v, input %d bytes", e.Summary, len(e.Input))
+	}
+	rec = do(srv, "GET", "/v1/executions?limit=2&cursor="+page.NextCursor, "", auth)
+	json.Unmarshal(rec.Body.Bytes(), &page)
+	if len(page.Executions) != 1 || page.NextCursor != "" {
+		t.Fatalf("second page: %s", rec.Body.String()[:min(rec.Body.Len(), 300)])
+	}
+	if rec := do(srv, "GET", "/v1/executions?limit=1001", "", auth); rec.Code != 400 {
+		t.Fatalf("limit 1001: %d", rec.Code)
+	}
+	for i := range 4 {
+		rec := do(srv, "POST", "/v1/agents/p/schedules", `{"cron":"@hourly","input":"x"}`, auth)
+		want := 201
+		if i == 3 {
+			want = 409
+		}
+		if rec.Code != want || want == 409 && !strings.Contains(rec.Body.String(), `"limit"`) {
+			t.Fatalf("schedule %d: %d %s", i, rec.Code, rec.Body.String())
+		}
+	}
+	var sl api.ScheduleList
+	rec = do(srv, "GET", "/v1/schedules?limit=2", "", auth)
+	if json.Unmarshal(rec.Body.Bytes(), &sl); len(sl.Schedules) != 2 || sl.NextCursor == "" {
+		t.Fatalf("schedules page: %s", rec.Body.String())
+	}
+	rec = do(srv, "GET", "/v1/agents/p/schedules?cursor="+sl.NextCursor, "", auth)
+	if json.Unmarshal(rec.Body.Bytes(), &sl); len(sl.Schedules) != 1 || sl.NextCursor != "" {
+		t.Fatalf("schedules second page: %s", rec.Body.String())
+	}
+	if rec := do(srv, "GET", "/v1/schedules?cursor=bogus", "", auth); rec.Code != 400 {
+		t.Fatalf("bad cursor: %d", rec.Code)
+	}
+	if rec := do(srv, "POST", "/v1/agents/p/schedules", `{"cron":"@every 0s","input":"x"}`, auth); rec.Code != 400 {
+		t.Fatalf("@every 0s: %d", rec.Code)
+	}
+}

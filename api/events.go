@@ -44,6 +44,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	defer stream.End()
 	send := stream.Event
 	status, _ := json.Marshal(publicExecution(e))
 	if send("status", "", status) != nil {

@@ -24,7 +24,9 @@ type TaskRequest struct {
 	Timeout service.Duration `json:"timeout,omitempty"`
 }
 
-// ExecutionList is the answer of GET /v1/executions.
+// ExecutionList is the answer of GET /v1/executions: summaries of the
+// executions (no output bodies, input and error cut; GET one execution
+// for its whole record).
 type ExecutionList struct {
 	Executions []*service.Execution `json:"executions"`
 	// NextCursor continues the listing (pass it as cursor); "" at the end.
@@ -40,9 +42,11 @@ type SlotList struct {
 }
 
 // ScheduleList is the answer of GET /v1/agents/{name}/schedules and of
-// GET /v1/schedules.
+// GET /v1/schedules: one page, oldest first.
 type ScheduleList struct {
 	Schedules []*service.Schedule `json:"schedules"`
+	// NextCursor continues the listing (pass it as cursor); "" at the end.
+	NextCursor string `json:"next_cursor"`
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
@@ -213,23 +217,30 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 			*tf.dst = t
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			bad("limit %q: want 1 to 1000", v)
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = s.pageLimit(w, r); !ok {
+		return
 	}
 	list, next, err := s.svc.Executions(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []*service.Execution{}
+	writeList(w, "executions", list, next)
+}
+
+// pageLimit reads the limit parameter of a listing: 0 when absent.
+func (s *Server) pageLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 0, true
 	}
-	writeJSON(w, http.StatusOK, ExecutionList{Executions: list, NextCursor: next})
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > store.MaxPage {
+		s.fail(w, r, fmt.Errorf("%w: limit %q: want 1 to %d", service.ErrInvalid, v, store.MaxPage))
+		return 0, false
+	}
+	return n, true
 }
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) {
@@ -272,19 +283,23 @@ func (s *Server) agentSchedule(w http.ResponseWriter, r *http.Request) (*service
 	return sc, true
 }
 
-// listSchedules answers with one agent's schedules, or with every agent's
-// under /v1/schedules (narrowed by ?agent=).
+// listSchedules answers with a page of one agent's schedules, or of
+// every agent's under /v1/schedules (narrowed by ?agent=).
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
-	agent := r.PathValue("name")
-	if agent == "" {
-		agent = r.URL.Query().Get("agent")
+	f := service.ScheduleFilter{Agent: r.PathValue("name"), Cursor: r.URL.Query().Get("cursor")}
+	if f.Agent == "" {
+		f.Agent = r.URL.Query().Get("agent")
 	}
-	list, err := s.svc.Schedules(r.Context(), agent)
+	var ok bool
+	if f.Limit, ok = s.pageLimit(w, r); !ok {
+		return
+	}
+	list, next, err := s.svc.Schedules(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ScheduleList{Schedules: list})
+	writeList(w, "schedules", list, next)
 }
 
 // ScheduleRequest is the body of POST /v1/agents/{name}/schedules.

@@ -261,6 +261,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "exists", err.Error())
 	case errors.Is(err, service.ErrBusy):
 		writeError(w, http.StatusConflict, "busy", err.Error())
+	case errors.Is(err, service.ErrLimit):
+		writeError(w, http.StatusConflict, "limit", err.Error())
 	case errors.Is(err, service.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict", err.Error())
 	case errors.Is(err, service.ErrClosed):

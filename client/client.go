@@ -231,7 +231,8 @@ type ListOptions struct {
 }
 
 // Executions returns one page of executions, newest first, and the cursor
-// of the next page.
+// of the next page. They are summaries (Execution.Summary: no output
+// bodies, input and error cut); Execution returns a whole record.
 func (c *Client) Executions(ctx context.Context, o ListOptions) ([]*Execution, string, error) {
 	q := url.Values{}
 	if o.Agent != "" {
@@ -282,17 +283,40 @@ func (c *Client) Retry(ctx context.Context, id string) (*Execution, error) {
 	return &e, c.do(ctx, "POST", "/v1/executions/"+url.PathEscape(id)+"/retry", nil, &e)
 }
 
-// Schedules lists an agent's schedules, or every agent's when agent is "".
-func (c *Client) Schedules(ctx context.Context, agent string) ([]*Schedule, error) {
+// ScheduleListOptions select a page of schedules.
+type ScheduleListOptions struct {
+	// Agent selects one agent's schedules; "" means every agent's.
+	Agent string
+	// Limit is the page size (1 to 1000); zero means the service's
+	// default, 100.
+	Limit int
+	// Cursor continues a listing where the previous page ended.
+	Cursor string
+}
+
+// Schedules returns one page of schedules, oldest first, and the cursor
+// of the next page ("" at the end).
+func (c *Client) Schedules(ctx context.Context, o ScheduleListOptions) ([]*Schedule, string, error) {
 	var out struct {
-		Schedules []*Schedule `json:"schedules"`
+		Schedules  []*Schedule `json:"schedules"`
+		NextCursor string      `json:"next_cursor"`
 	}
 	path := "/v1/schedules"
-	if agent != "" {
-		path = "/v1/agents/" + url.PathEscape(agent) + "/schedules"
+	if o.Agent != "" {
+		path = "/v1/agents/" + url.PathEscape(o.Agent) + "/schedules"
+	}
+	q := url.Values{}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	err := c.do(ctx, "GET", path, nil, &out)
-	return out.Schedules, err
+	return out.Schedules, out.NextCursor, err
 }
 
 // CreateSchedule creates a schedule for sc.Agent.
@@ -349,10 +373,58 @@ type Event struct {
 // calls fn with each event until the end event, whose execution it
 // returns. With live false it stops after replaying what is logged now
 // and returns the execution as it stands.
+//
+// A stream that breaks before its end (the service dropped a slow
+// reader, restarted, or the network failed) is opened again from the
+// last record received, after a pause, so fn sees each record once; a
+// second status event may come with it. Follow gives up after
+// FollowRetries attempts in a row that received nothing.
 func (c *Client) Follow(ctx context.Context, id string, after int, live bool, fn func(Event) error) (*Execution, error) {
+	idle := 0
+	for {
+		last := after
+		end, err := c.follow(ctx, id, &last, live, fn)
+		var apiErr *Error
+		var cbErr callbackError
+		switch {
+		case errors.As(err, &cbErr):
+			return nil, cbErr.err
+		case end != nil || ctx.Err() != nil || errors.As(err, &apiErr):
+			return end, err
+		case last > after:
+			idle = 0
+		default:
+			idle++
+		}
+		if idle >= FollowRetries {
+			return nil, err
+		}
+		after = last
+		t := time.NewTimer(time.Duration(idle+1) * 500 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// FollowRetries is how many times in a row Follow opens a broken stream
+// again without receiving anything before it gives up.
+const FollowRetries = 5
+
+// callbackError is an error of Follow's fn, which ends Follow at once.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+
+// follow reads one event stream; *last is the number of the last record
+// received.
+func (c *Client) follow(ctx context.Context, id string, last *int, live bool, fn func(Event) error) (*Execution, error) {
 	q := url.Values{}
-	if after > 0 {
-		q.Set("after", strconv.Itoa(after))
+	if *last > 0 {
+		q.Set("after", strconv.Itoa(*last))
 	}
 	if !live {
 		q.Set("follow", "false")
@@ -367,7 +439,9 @@ func (c *Client) Follow(ctx context.Context, id string, after int, live bool, fn
 		return nil, err
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	// An event holds one log record (a line of output, cut at 64 KiB,
+	// escaped) or an execution (with up to 16 MiB of each stream).
+	sc.Buffer(make([]byte, 64<<10), 128<<20)
 	var event string
 	var data []byte
 	for sc.Scan() {
@@ -392,8 +466,11 @@ func (c *Client) Follow(ctx context.Context, id string, after int, live bool, fn
 			}
 			if fn != nil {
 				if err := fn(ev); err != nil {
-					return nil, err
+					return nil, callbackError{err}
 				}
+			}
+			if ev.Record != nil {
+				*last = ev.Record.Seq
 			}
 			if event == "end" || event == "replayed" {
 				return ev.Execution, nil

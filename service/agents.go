@@ -15,6 +15,7 @@ func (s *Service) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 	if err := s.st.CreateAgent(ctx, a); err != nil {
 		return nil, err
 	}
+	s.changed()
 	s.refreshEngine(ctx)
 	return a, nil
 }
@@ -50,6 +51,7 @@ func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 	if err := s.st.UpdateAgent(ctx, a); err != nil {
 		return nil, err
 	}
+	s.changed()
 	s.refreshEngine(ctx)
 	return a, nil
 }
@@ -57,7 +59,9 @@ func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 // DeleteAgent deletes an agent and its schedules; its finished executions
 // are kept. It fails with ErrBusy while it has queued or running ones.
 func (s *Service) DeleteAgent(ctx context.Context, name string) error {
-	return s.st.DeleteAgent(ctx, name)
+	err := s.st.DeleteAgent(ctx, name)
+	s.changed()
+	return err
 }
 
 // refreshEngine lets this worker's engine work an agent's new label set at
@@ -66,4 +70,12 @@ func (s *Service) refreshEngine(ctx context.Context) {
 	if err := s.st.RefreshEngine(ctx); err != nil {
 		s.log.Warn("could not look for new agent labels", "err", err)
 	}
+}
+
+// Activity returns each agent's activity, by name: slots held,
+// executions queued, the outcome of its last recent finished runs, its
+// schedules and their next fire. The database counts them; no execution
+// record or schedule is read.
+func (s *Service) Activity(ctx context.Context, recent int) ([]AgentActivity, error) {
+	return s.st.Activity(ctx, recent)
 }

@@ -13,6 +13,9 @@ var (
 	ErrExists   = store.ErrExists
 	ErrConflict = store.ErrConflict
 	ErrBusy     = store.ErrBusy
+	// ErrLimit means the service keeps as many agents, or an agent as
+	// many schedules, as it may.
+	ErrLimit = store.ErrLimit
 	// ErrInvalid means the request itself is wrong; the message says how.
 	ErrInvalid = errors.New("invalid request")
 	// ErrAtCapacity means a task was refused because its agent had no free

@@ -44,6 +44,7 @@ func (s *Service) submit(ctx context.Context, sub *store.Submission) (*Execution
 		return nil, err
 	}
 	s.metrics.Observe(mAdmission, time.Since(start).Seconds(), nil)
+	s.changed()
 	e := adm.Execution
 	if e.Status == corral.StatusRejected {
 		s.metrics.Add(mRejected, 1, metrics.Labels{"agent", e.Agent})
@@ -75,8 +76,9 @@ func (s *Service) Execution(ctx context.Context, id string) (*Execution, error) 
 // ExecutionFilter selects executions; see store.ExecutionFilter.
 type ExecutionFilter = store.ExecutionFilter
 
-// Executions returns a page of executions, newest first, and the cursor
-// of the next page ("" when this is the last).
+// Executions returns a page of executions, newest first, as summaries
+// (no output bodies, input and error cut: see Execution.Summary), and
+// the cursor of the next page ("" when this is the last).
 func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*Execution, string, error) {
 	list, next, err := s.st.ListExecutions(ctx, f)
 	if errors.Is(err, store.ErrBadCursor) {
@@ -97,6 +99,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*Execution, error) {
 	if err != nil {
 		return e, err
 	}
+	s.changed()
 	if e.Status.Terminal() {
 		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", e.Agent, "status", string(e.Status)})
 		s.hub.Notify(id)

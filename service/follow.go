@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/corralrun/corral/service/internal/runlog"
@@ -36,37 +35,56 @@ func (s *Service) follow(ctx context.Context, id string, after int, live bool, f
 	}
 	var r *runlog.Reader
 	seq := 0
-	for {
-		changed := s.hub.Changed(id)
-		// Read the status before the log: a run's log is closed before
-		// its terminal state is written, so seeing the terminal state
-		// first means the read that follows gets everything.
-		e, err = s.st.GetExecution(ctx, id)
-		if err != nil {
-			return nil, err
-		}
+	// send sends what the log holds now, a chunk at a time, and reports
+	// whether there was anything.
+	send := func() (bool, error) {
 		if r == nil && e.LogPath != "" {
 			r = runlog.NewReader(e.LogPath)
 		}
-		if r != nil {
+		if r == nil {
+			return false, nil
+		}
+		any := false
+		for {
 			recs, err := r.Next()
-			if err != nil {
-				return e, err
+			if err != nil || len(recs) == 0 {
+				return any, err
 			}
+			any = true
 			for _, raw := range recs {
-				seq++
+				n := runlog.Seq(raw)
+				if n == 0 {
+					continue // a line torn by a crash
+				}
+				seq = n
 				if seq <= after {
 					continue
 				}
-				if n := recordSeq(raw); n > 0 {
-					seq = n
-				}
 				if err := fn(seq, raw); err != nil {
-					return e, err
+					return any, err
 				}
 			}
+			if err := ctx.Err(); err != nil {
+				return any, err
+			}
+		}
+	}
+	for {
+		changed := s.hub.Changed(id)
+		if sent, err := send(); err != nil {
+			return e, err
+		} else if sent && live {
+			continue // the log grew: read on before looking at the status
+		}
+		// A run's log is closed before its terminal state is written:
+		// seeing the terminal state, one more read gets everything.
+		if e, err = s.st.GetExecution(ctx, id); err != nil {
+			return nil, err
 		}
 		if e.Status.Terminal() || !live {
+			if _, err := send(); err != nil {
+				return e, err
+			}
 			return e, nil
 		}
 		t := time.NewTimer(time.Second) // also catches runs of other workers
@@ -79,12 +97,4 @@ func (s *Service) follow(ctx context.Context, id string, after int, live bool, f
 		}
 		t.Stop()
 	}
-}
-
-func recordSeq(raw []byte) int {
-	var r struct {
-		Seq int `json:"seq"`
-	}
-	json.Unmarshal(raw, &r)
-	return r.Seq
 }

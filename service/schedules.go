@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/corralrun/corral/service/internal/schedule"
@@ -23,6 +24,7 @@ func (s *Service) CreateSchedule(ctx context.Context, sc *Schedule) (*Schedule, 
 		return nil, err
 	}
 	s.wakeScheduler()
+	s.changed()
 	return sc, nil
 }
 
@@ -30,6 +32,9 @@ func (s *Service) prepareSchedule(sc *Schedule, now time.Time) error {
 	spec, err := schedule.Parse(sc.Cron, sc.TimeZone)
 	if err != nil {
 		return invalid("%v", err)
+	}
+	if d := spec.MinInterval(now); d < s.cfg.MinScheduleInterval {
+		return invalid("cron %q fires every %v; this service allows at most one fire every %v", sc.Cron, d, s.cfg.MinScheduleInterval)
 	}
 	if err := checkInput(sc.Input, sc.Timeout); err != nil {
 		return err
@@ -54,9 +59,17 @@ func (s *Service) Schedule(ctx context.Context, id string) (*Schedule, error) {
 	return s.st.GetSchedule(ctx, id)
 }
 
-// Schedules returns the schedules of agent ("" for all).
-func (s *Service) Schedules(ctx context.Context, agent string) ([]*Schedule, error) {
-	return s.st.ListSchedules(ctx, agent)
+// ScheduleFilter selects schedules; see store.ScheduleFilter.
+type ScheduleFilter = store.ScheduleFilter
+
+// Schedules returns a page of schedules, oldest first, and the cursor of
+// the next page ("" when this is the last).
+func (s *Service) Schedules(ctx context.Context, f ScheduleFilter) ([]*Schedule, string, error) {
+	list, next, err := s.st.ListSchedules(ctx, f)
+	if errors.Is(err, store.ErrBadCursor) {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return list, next, err
 }
 
 // UpdateSchedule replaces a schedule's cron, time zone, input, timeout,
@@ -77,12 +90,15 @@ func (s *Service) UpdateSchedule(ctx context.Context, sc *Schedule) (*Schedule, 
 		return nil, err
 	}
 	s.wakeScheduler()
+	s.changed()
 	return sc, nil
 }
 
 // DeleteSchedule deletes a schedule; its executions are kept.
 func (s *Service) DeleteSchedule(ctx context.Context, id string) error {
-	return s.st.DeleteSchedule(ctx, id)
+	err := s.st.DeleteSchedule(ctx, id)
+	s.changed()
+	return err
 }
 
 // TriggerSchedule runs a schedule's task now (trigger "schedule"),
@@ -153,6 +169,7 @@ func (s *Service) fireDue(ctx context.Context) {
 			s.log.Warn("schedule fire failed", "schedule", sc.ID, "err", err)
 			continue
 		}
+		s.changed()
 		if adm != nil {
 			s.metrics.Add(mScheduleFires, 1, nil)
 			if adm.Execution.Status == "rejected" {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
 	"github.com/corralrun/corral/service/internal/recovery"
@@ -28,7 +29,9 @@ const (
 	DefaultMaxOutput   = 64 << 10
 	DefaultMaxInput    = 256 << 10
 	DefaultRedispatch  = 2 * time.Minute
-	finishRetryTimeout = 30 * time.Second
+	DefaultRetainCount = 100000
+	DefaultSweep       = 5 * time.Minute
+	DefaultMinInterval = time.Second
 )
 
 // Config configures a Service. Only Store and DataDir are required.
@@ -87,6 +90,19 @@ type Config struct {
 	CancelPoll time.Duration
 	// MaxLogBytes bounds each run's log file; zero means 64 MiB.
 	MaxLogBytes int64
+	// RetainFor and RetainCount bound the finished executions kept, with
+	// their logs: those created more than RetainFor ago are deleted (zero
+	// or negative: none for their age), and beyond the newest RetainCount
+	// (zero means 100,000; negative: no count bound). Queued and running
+	// executions are never deleted. Every worker sweeps every
+	// SweepInterval (zero means 5 minutes); each deletes the logs on its
+	// own disk.
+	RetainFor     time.Duration
+	RetainCount   int
+	SweepInterval time.Duration
+	// MinScheduleInterval is the shortest time allowed between two fires
+	// of a schedule; zero means one second.
+	MinScheduleInterval time.Duration
 	// Now is the clock of the scheduler; nil means time.Now.
 	Now func() time.Time
 	// Logger receives the service's own log; nil discards it.
@@ -122,6 +138,14 @@ type Service struct {
 	wakeSch     chan struct{}
 	lastRenew   time.Time // when the lease was last renewed (local clock)
 	leaseLost   bool      // the lease could not be renewed in time
+	hbErr       error     // why the last heartbeat failed, nil if it did not
+	// owed holds the runs that ended but whose end the store refused,
+	// with its last refusal; giveUp is closed when Close must stop
+	// trying.
+	owed       map[string]error
+	giveUp     chan struct{}
+	giveUpOnce sync.Once
+	chg        changes
 }
 
 // localRun is a run of this worker. stop asks for a graceful stop (a
@@ -174,6 +198,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.CancelPoll <= 0 {
 		cfg.CancelPoll = DefaultCancelPoll
 	}
+	cfg.RetainCount = setting.Or(cfg.RetainCount, DefaultRetainCount)
+	cfg.RetainFor = max(cfg.RetainFor, 0)
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = DefaultSweep
+	}
+	if cfg.MinScheduleInterval <= 0 {
+		cfg.MinScheduleInterval = DefaultMinInterval
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -214,7 +246,10 @@ func New(cfg Config) (*Service, error) {
 		execs:   map[store.AgentKind]executor.Executor{store.KindShell: executor.Shell{Policy: policy}, store.KindHeadless: executor.Headless{Policy: policy}},
 		runs:    map[string]*localRun{},
 		wakeSch: make(chan struct{}, 1),
+		owed:    map[string]error{},
+		giveUp:  make(chan struct{}),
 	}
+	s.chg.ch = make(chan struct{})
 	return s, nil
 }
 
@@ -255,9 +290,10 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cancel, s.cancelSched = cancel, cancelSched
 	s.mu.Unlock()
-	s.loops.Add(2)
+	s.loops.Add(3)
 	go s.every(lctx, s.cfg.Heartbeat, s.heartbeat)
 	go s.every(lctx, s.cfg.CancelPoll, s.pollCancels)
+	go s.every(lctx, s.cfg.SweepInterval, s.sweep)
 	if w, ok := s.st.(store.CancelWatcher); ok {
 		s.loops.Add(1)
 		go s.watchCancels(lctx, w)
@@ -303,7 +339,11 @@ func (s *Service) takeOverPredecessor(ctx context.Context) error {
 // interrupts the runs still going (their trees are torn down and they are
 // recorded as interrupted, their slots freed), and forgets the worker.
 // Queued executions stay queued for the other workers or the next start.
-// The store stays open. ctx bounds the whole of Close.
+// The store stays open. ctx bounds the whole of Close: runs whose end
+// the store still refuses when it is done stay recorded as running, and
+// the worker is not forgotten, so that the next start on this machine
+// (or another worker, once the lease expires) recovers them; Close then
+// says so in its error.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -317,6 +357,8 @@ func (s *Service) Close(ctx context.Context) error {
 		cancelSched()
 	}
 	s.sched.Wait()
+	stop := context.AfterFunc(ctx, func() { s.giveUpOnce.Do(func() { close(s.giveUp) }) })
+	defer stop()
 	dctx, dcancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 	err := s.st.StopEngine(dctx)
 	dcancel()
@@ -324,6 +366,9 @@ func (s *Service) Close(ctx context.Context) error {
 		cancel()
 	}
 	s.loops.Wait()
+	if n := s.owedCount(); n > 0 {
+		return errors.Join(err, fmt.Errorf("service: the end of %d runs could not be recorded (%v); this worker's record is kept so that the next start or another worker recovers them", n, s.unrecorded()))
+	}
 	if derr := s.st.DeleteWorker(ctx, s.id); err == nil {
 		err = derr
 	}
@@ -331,10 +376,12 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // Ready reports whether this worker can take work: started and not
-// closing, its lease renewed in time, and the database answering.
+// closing, its lease renewed in time, the database answering and taking
+// its writes (the last heartbeat went through, no run's end waits to be
+// recorded).
 func (s *Service) Ready(ctx context.Context) error {
 	s.mu.Lock()
-	started, closed, lost := s.started, s.closed, s.leaseLost
+	started, closed, lost, hbErr := s.started, s.closed, s.leaseLost, s.hbErr
 	s.mu.Unlock()
 	switch {
 	case !started:
@@ -344,10 +391,56 @@ func (s *Service) Ready(ctx context.Context) error {
 	case lost:
 		return errors.New("lease lost: the database has not been reachable for too long")
 	}
+	if err := s.unrecorded(); err != nil {
+		return err
+	}
+	if hbErr != nil {
+		return fmt.Errorf("database not writable: %w", hbErr)
+	}
 	if err := s.st.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
 	}
 	return nil
+}
+
+// owe records that the end of run id could not be written (err).
+func (s *Service) owe(id string, err error) {
+	s.mu.Lock()
+	s.owed[id] = err
+	s.mu.Unlock()
+}
+
+// paid records that the end of run id is written.
+func (s *Service) paid(id string) {
+	s.mu.Lock()
+	delete(s.owed, id)
+	s.mu.Unlock()
+}
+
+func (s *Service) owedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.owed)
+}
+
+// unrecorded says why this worker takes no new work: the ends of runs
+// that the store refused to record. Nil when there are none.
+func (s *Service) unrecorded() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, err := range s.owed {
+		return fmt.Errorf("the end of %d runs is not recorded yet (retrying): %w", len(s.owed), err)
+	}
+	return nil
+}
+
+func (s *Service) gaveUp() bool {
+	select {
+	case <-s.giveUp:
+		return true
+	default:
+		return false
+	}
 }
 
 func (s *Service) isClosed() bool {
@@ -404,6 +497,9 @@ func (s *Service) renew(ctx context.Context) {
 	s.mu.Lock()
 	since := time.Since(s.lastRenew)
 	s.mu.Unlock()
+	s.mu.Lock()
+	s.hbErr = err
+	s.mu.Unlock()
 	switch {
 	case err == nil:
 		s.mu.Lock()
@@ -415,7 +511,7 @@ func (s *Service) renew(ctx context.Context) {
 		now := time.Now().UTC()
 		if err := s.st.RegisterWorker(hctx, s.worker(now)); err == nil {
 			s.mu.Lock()
-			s.lastRenew, s.leaseLost = now, false
+			s.lastRenew, s.leaseLost, s.hbErr = now, false, nil
 			s.mu.Unlock()
 		}
 	case since > s.fenceAfter():

@@ -11,4 +11,6 @@ type (
 	Slot      = store.Slot
 	Duration  = store.Duration
 	AgentKind = store.AgentKind
+	// AgentActivity is what Activity counts of one agent.
+	AgentActivity = store.AgentActivity
 )

@@ -11,7 +11,8 @@ import (
 // database, not by the caller.
 type Store interface {
 	// CreateAgent records a new agent (normalized by the caller). It fails
-	// with ErrExists when the name is taken.
+	// with ErrExists when the name is taken, and with ErrLimit when the
+	// store holds Limits.MaxAgents agents already.
 	CreateAgent(ctx context.Context, a *Agent) error
 	// GetAgent returns the agent, or ErrNotFound.
 	GetAgent(ctx context.Context, name string) (*Agent, error)
@@ -36,9 +37,16 @@ type Store interface {
 	Submit(ctx context.Context, s *Submission) (*Admission, error)
 	// GetExecution returns the execution, or ErrNotFound.
 	GetExecution(ctx context.Context, id string) (*Execution, error)
-	// ListExecutions returns one page of executions, newest first, and the
-	// cursor of the next page ("" at the end).
+	// ListExecutions returns one page of executions, newest first, as
+	// summaries (Execution.Summary: no output bodies, input and error
+	// cut), and the cursor of the next page ("" at the end). It fails
+	// with ErrBadCursor for a cursor it did not return.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, string, error)
+	// PruneExecutions deletes up to p.Limit finished executions that p
+	// selects, oldest first, and returns them with their log paths; the
+	// caller deletes the logs. Call it again until it returns fewer than
+	// the limit.
+	PruneExecutions(ctx context.Context, p Prune) ([]Pruned, error)
 	// Claim makes workerID the owner of an admitted execution, marks it
 	// started and records where its log will be. It fails with ErrConflict when the execution is not running
 	// or is already owned (a duplicate dispatch), and returns the record
@@ -57,11 +65,15 @@ type Store interface {
 	// returns applied false with the record as it stands. In the same
 	// transaction it releases the slot this execution held (and no other)
 	// and admits the oldest queued executions of the agent into free
-	// slots, handing them to the job engine.
+	// slots, handing them to the job engine; once that commits, an
+	// engine started on this handle runs them at once (without waiting
+	// for its poll) when it serves their agent and has room.
 	Finish(ctx context.Context, id string, o *Outcome) (e *Execution, applied bool, err error)
 	// RequestCancel cancels a queued execution at once (status cancelled,
 	// no slot was held), or flags a running one for its owner to stop;
-	// the owner then finishes it. It fails with ErrConflict, returning the
+	// the owner then finishes it. A running execution whose owner is no
+	// registered worker (nobody will ever finish it) is cancelled at
+	// once, its slot released. It fails with ErrConflict, returning the
 	// record, when the execution is already terminal.
 	RequestCancel(ctx context.Context, id string, now time.Time) (*Execution, error)
 	// CancelRequested returns the running executions owned by workerID
@@ -71,6 +83,10 @@ type Store interface {
 	Slots(ctx context.Context, agent string) ([]Slot, error)
 	// Stats counts executions by agent and status, with slot usage.
 	Stats(ctx context.Context) ([]AgentStats, error)
+	// Activity returns each agent's activity, by name: held slots,
+	// queued executions, the outcome of its last recent finished runs,
+	// its schedules. It reads counts and statuses, never records.
+	Activity(ctx context.Context, recent int) ([]AgentActivity, error)
 	// Unclaimed returns running executions that no worker has claimed
 	// although they were admitted before the given time: their dispatch
 	// may have died with a worker. Redispatch hands one to the job engine
@@ -79,12 +95,15 @@ type Store interface {
 	Redispatch(ctx context.Context, id string) error
 
 	// CreateSchedule records a schedule (its NextFireAt computed by the
-	// caller); GetSchedule, ListSchedules (of one agent, or all for ""),
-	// UpdateSchedule and DeleteSchedule are what they say; ErrNotFound
-	// for an unknown id or agent.
+	// caller), or fails with ErrLimit when its agent has
+	// Limits.MaxSchedulesPerAgent already; GetSchedule, ListSchedules
+	// (one page, oldest first, and the cursor of the next, "" at the
+	// end), UpdateSchedule and DeleteSchedule are what they say;
+	// ErrNotFound for an unknown id or agent, ErrBadCursor for a cursor
+	// the store did not return.
 	CreateSchedule(ctx context.Context, s *Schedule) error
 	GetSchedule(ctx context.Context, id string) (*Schedule, error)
-	ListSchedules(ctx context.Context, agent string) ([]*Schedule, error)
+	ListSchedules(ctx context.Context, f ScheduleFilter) ([]*Schedule, string, error)
 	UpdateSchedule(ctx context.Context, s *Schedule) error
 	DeleteSchedule(ctx context.Context, id string) error
 	// NextFire returns the earliest NextFireAt of the enabled schedules,

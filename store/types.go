@@ -28,6 +28,14 @@ var (
 	ErrBusy = errors.New("agent busy")
 	// ErrBadCursor means a listing cursor is not one the store returned.
 	ErrBadCursor = errors.New("bad cursor")
+	// ErrLimit means a record would exceed one of the store's Limits (too
+	// many agents, too many schedules for one agent).
+	ErrLimit = errors.New("limit reached")
+	// ErrNotReady, returned by an EngineConfig.Run function, means the
+	// worker cannot take the dispatch now (its store refuses writes);
+	// the engine offers it again a few seconds later, without counting
+	// an attempt.
+	ErrNotReady = errors.New("worker not ready")
 )
 
 // AgentKind says how an agent runs its task input.
@@ -127,8 +135,9 @@ type Agent struct {
 	IdleTimeout  Duration `json:"idle_timeout,omitempty"`
 	Grace        Duration `json:"grace,omitempty"`
 	// MaxOutput caps the bytes kept of each output stream in the execution
-	// record (head and tail); zero means 64 KiB. The full log is always in
-	// the execution's log file.
+	// record (head and tail, with a line saying what was cut between
+	// them); zero means 64 KiB, at most MaxOutputLimit. The full log is
+	// in the execution's log file, up to the log's own size bound.
 	MaxOutput int `json:"max_output,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`
@@ -185,8 +194,8 @@ func (a *Agent) Normalize() error {
 			return fmt.Errorf("%s must not be negative", d.name)
 		}
 	}
-	if a.MaxOutput < 0 {
-		return errors.New("max_output must not be negative")
+	if a.MaxOutput < 0 || a.MaxOutput > MaxOutputLimit {
+		return fmt.Errorf("max_output %d out of range 1..%d bytes (the full output is in the run's log)", a.MaxOutput, MaxOutputLimit)
 	}
 	for k, v := range a.Env {
 		if k == "" || containsAny(k, "=\x00") {
@@ -207,6 +216,10 @@ func (a *Agent) Normalize() error {
 	a.Labels = labels
 	return nil
 }
+
+// MaxOutputLimit bounds Agent.MaxOutput: an execution record holds at
+// most this many bytes of each output stream.
+const MaxOutputLimit = 16 << 20
 
 // MaxLabels bounds the labels of an agent or a worker.
 const MaxLabels = 16
@@ -331,6 +344,10 @@ type Execution struct {
 	StderrBytes     int64  `json:"stderr_bytes,omitempty"`
 	OutputTruncated bool   `json:"output_truncated,omitempty"`
 	LogPath         string `json:"log_path,omitempty"`
+	// LogNote says what the log file is missing, when it is: records
+	// dropped at its size bound, or that could not be written (a full
+	// disk), or that it could not be created at all.
+	LogNote string `json:"log_note,omitempty"`
 
 	// Supervision facts.
 	Containment corral.Containment `json:"containment,omitempty"`
@@ -354,7 +371,16 @@ type Execution struct {
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	DurationMS int64      `json:"duration_ms,omitempty"`
+
+	// Summary marks a record as listings return it: without its output
+	// bodies (Stdout, Stderr, Result) and with Input and Error cut to
+	// SummaryChars characters. GetExecution returns the whole record.
+	Summary bool `json:"summary,omitempty"`
 }
+
+// SummaryChars is how many characters of an execution's input and error
+// a summary keeps.
+const SummaryChars = 1024
 
 // Submission asks for one task to be run by an agent.
 type Submission struct {
@@ -396,6 +422,7 @@ type Outcome struct {
 	Stdout, Stderr           string
 	StdoutBytes, StderrBytes int64
 	OutputTruncated          bool
+	LogNote                  string
 	Containment              corral.Containment
 	Sandbox                  *corral.SandboxReport
 	User                     string
@@ -404,7 +431,7 @@ type Outcome struct {
 	Duration                 time.Duration
 }
 
-// ExecutionFilter selects executions for List, newest first.
+// ExecutionFilter selects executions for ListExecutions, newest first.
 type ExecutionFilter struct {
 	Agent    string
 	Statuses []corral.Status
@@ -413,8 +440,72 @@ type ExecutionFilter struct {
 	Until    time.Time // created before
 	// Cursor continues a listing: pass the NextCursor of the previous page.
 	Cursor string
-	// Limit is the page size; zero means 50, at most 1000.
+	// Limit is the page size; zero means 50, at most MaxPage.
 	Limit int
+}
+
+// MaxPage is the largest page a listing returns.
+const MaxPage = 1000
+
+// ScheduleFilter selects schedules for ListSchedules, oldest first.
+type ScheduleFilter struct {
+	// Agent selects one agent's schedules; empty means every agent's.
+	Agent string
+	// Cursor continues a listing: pass the cursor of the previous page.
+	Cursor string
+	// Limit is the page size; zero means 100, at most MaxPage.
+	Limit int
+}
+
+// Limits bound what a store holds, against unbounded growth. Zero fields
+// mean the defaults below; negative ones mean no limit. The store checks
+// them in the transaction that creates the record.
+type Limits struct {
+	// MaxAgents bounds the agents; zero means 1,000.
+	MaxAgents int
+	// MaxSchedulesPerAgent bounds each agent's schedules; zero means
+	// 1,000.
+	MaxSchedulesPerAgent int
+}
+
+// Default limits.
+const (
+	DefaultMaxAgents            = 1000
+	DefaultMaxSchedulesPerAgent = 1000
+)
+
+// Prune selects finished executions for PruneExecutions: those created
+// before Before, and those beyond the newest Keep finished ones. Zero
+// fields select nothing by that rule. Queued and running executions are
+// never pruned.
+type Prune struct {
+	Before time.Time
+	Keep   int
+	// Limit bounds the executions deleted by one call; zero means 500.
+	Limit int
+}
+
+// Pruned is an execution PruneExecutions deleted, with the log file its
+// record named (for the caller to delete).
+type Pruned struct {
+	ID      string
+	LogPath string
+}
+
+// AgentActivity is what a dashboard shows of one agent, counted by the
+// database without reading any execution record.
+type AgentActivity struct {
+	Agent string
+	// Running is the slots held; Queued the executions waiting.
+	Running, Queued int
+	// Succeeded of Finished among the agent's most recent finished runs
+	// (succeeded, failed or interrupted: cancelled and rejected runs say
+	// nothing of the agent).
+	Succeeded, Finished int
+	// Schedules counts the agent's schedules; NextFire is the earliest
+	// next fire of its enabled ones, nil for none.
+	Schedules int
+	NextFire  *time.Time
 }
 
 // Slot is one held capacity slot of an agent.
@@ -555,6 +646,9 @@ func ApplyOutcome(e *Execution, o *Outcome, now time.Time) {
 	e.Stdout, e.Stderr = o.Stdout, o.Stderr
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.OutputTruncated = o.OutputTruncated
+	if o.LogNote != "" {
+		e.LogNote = o.LogNote
+	}
 	if o.Containment != "" {
 		e.Containment = o.Containment
 	}

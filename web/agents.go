@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -17,14 +18,10 @@ import (
 // recentRuns is how many finished runs the success rate looks at.
 const recentRuns = 20
 
-// maxCounted bounds the queued executions counted per agent.
-const maxCounted = 1000
-
 // agentRow is one agent on the agents page.
 type agentRow struct {
 	*service.Agent
 	Running, Queued int
-	QueuedMore      bool // more than maxCounted queued
 	// Succeeded of Finished recent runs (succeeded, failed, interrupted;
 	// cancelled and rejected runs say nothing of the agent).
 	Succeeded, Finished int
@@ -48,46 +45,28 @@ type agentsData struct {
 	Chart  *chart
 }
 
+// agentRows reads the agents and their activity: counts the database
+// keeps, never an execution record or a schedule.
 func (u *UI) agentRows(ctx context.Context) ([]agentRow, error) {
 	agents, err := u.svc.Agents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	scheds, err := u.svc.Schedules(ctx, "")
+	acts, err := u.svc.Activity(ctx, recentRuns)
 	if err != nil {
 		return nil, err
+	}
+	by := make(map[string]*service.AgentActivity, len(acts))
+	for i := range acts {
+		by[acts[i].Agent] = &acts[i]
 	}
 	rows := make([]agentRow, 0, len(agents))
 	for _, a := range agents {
 		row := agentRow{Agent: a}
-		slots, err := u.svc.Slots(ctx, a.Name)
-		if err != nil {
-			return nil, err
-		}
-		row.Running = len(slots)
-		queued, _, err := u.svc.Executions(ctx, service.ExecutionFilter{Agent: a.Name, Statuses: []corral.Status{corral.StatusQueued}, Limit: maxCounted})
-		if err != nil {
-			return nil, err
-		}
-		row.Queued, row.QueuedMore = len(queued), len(queued) >= maxCounted
-		recent, _, err := u.svc.Executions(ctx, service.ExecutionFilter{Agent: a.Name, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed, corral.StatusInterrupted}, Limit: recentRuns})
-		if err != nil {
-			return nil, err
-		}
-		row.Finished = len(recent)
-		for _, e := range recent {
-			if e.Status == corral.StatusSucceeded {
-				row.Succeeded++
-			}
-		}
-		for _, sc := range scheds {
-			if sc.Agent != a.Name {
-				continue
-			}
-			row.Schedules++
-			if sc.Enabled && sc.NextFireAt != nil && (row.NextFire == nil || sc.NextFireAt.Before(*row.NextFire)) {
-				row.NextFire = sc.NextFireAt
-			}
+		if act := by[a.Name]; act != nil {
+			row.Running, row.Queued = act.Running, act.Queued
+			row.Succeeded, row.Finished = act.Succeeded, act.Finished
+			row.Schedules, row.NextFire = act.Schedules, act.NextFire
 		}
 		rows = append(rows, row)
 	}
@@ -112,12 +91,53 @@ func (u *UI) agentsPage(w http.ResponseWriter, r *http.Request, p *page) {
 	u.render(w, r, http.StatusOK, "agents", p)
 }
 
-// liveAgents streams the agents table as it changes.
+// liveAgents streams the agents table as it changes. Every dashboard
+// shares one table (agentsLive).
 func (u *UI) liveAgents(w http.ResponseWriter, r *http.Request, p *page) {
-	u.live(w, r, func(ctx context.Context) (string, any, error) {
-		rows, err := u.agentRows(ctx)
-		return "agent_rows", rows, err
-	})
+	u.live(w, r, u.agentsLive.fragment)
+}
+
+// fleetRefresh is how often a live view reads the database although
+// this worker changed nothing: other workers of a fleet may have.
+const fleetRefresh = 5 * time.Second
+
+// sharedAgents is the agents table that every live dashboard shows,
+// computed once for all of them: read again only when this worker
+// changed something (service.Changes) or fleetRefresh passed, at most
+// once per Config.LivePoll; rendered again at most once a second (its
+// relative times move).
+type sharedAgents struct {
+	u *UI
+
+	mu       sync.Mutex
+	seq      uint64
+	read     time.Time
+	rows     []agentRow
+	html     []byte
+	rendered time.Time
+}
+
+func (l *sharedAgents) fragment(ctx context.Context) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	seq, _ := l.u.svc.Changes()
+	stale := l.rows == nil || now.Sub(l.read) >= fleetRefresh || seq != l.seq && now.Sub(l.read) >= l.u.cfg.LivePoll
+	if stale {
+		rows, err := l.u.agentRows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l.rows, l.seq, l.read, l.html = rows, seq, now, nil
+	}
+	if l.html == nil || now.Sub(l.rendered) >= time.Second {
+		html, err := l.u.renderFragment("agent_rows", l.rows)
+		if err != nil {
+			return nil, err
+		}
+		l.html, l.rendered = html, now
+	}
+	return l.html, nil
 }
 
 // agentForm is the agent form's fields as typed, and what is wrong with

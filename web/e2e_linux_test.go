@@ -292,7 +292,9 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	t.Run("CancelsARunningTask", func(t *testing.T) {
 		b.t = t
 		b.open("/tasks/new?agent=builder")
-		b.do("write the task", chromedp.SendKeys(chromedp.CSS("#input"), "echo cancel-me; sleep 300 & sleep 300"))
+		// "cancel-me" comes once both sleeps are forked: on a loaded
+		// machine an earlier cancel would find fewer processes to kill.
+		b.do("write the task", chromedp.SendKeys(chromedp.CSS("#input"), "sleep 300 & sleep 300 & echo cancel-me; wait"))
 		b.submit("run it", "#submit-task")
 		b.waitText("#log", "cancel-me")
 		id := strings.TrimSpace(b.text("h1 .mono"))

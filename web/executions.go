@@ -12,6 +12,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
+	"github.com/corralrun/corral/internal/sse"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 )
@@ -190,12 +191,15 @@ func (u *UI) liveExecutions(w http.ResponseWriter, r *http.Request, p *page) {
 	q := u.readListQuery(r)
 	q.filter.Cursor = ""
 	fixedUntil := q.Until != ""
-	u.live(w, r, func(ctx context.Context) (string, any, error) {
+	u.live(w, r, func(ctx context.Context) ([]byte, error) {
 		if !fixedUntil {
 			q.filter.Until = time.Time{}
 		}
 		rows, err := u.execRows(ctx, q)
-		return "exec_rows", rows, err
+		if err != nil {
+			return nil, err
+		}
+		return u.renderFragment("exec_rows", rows)
 	})
 }
 
@@ -406,9 +410,11 @@ func (u *UI) executionLog(w http.ResponseWriter, r *http.Request, p *page) {
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Disposition", `attachment; filename="`+safeFileName(name)+`"`)
 	h.Set("Cache-Control", "no-store")
+	// A download may take long; each write has its deadline instead, so
+	// that a client that stops reading is dropped.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
-	rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Connection", "close")
 	var buf []byte
 	_, err := u.svc.Replay(r.Context(), id, 0, func(seq int, raw []byte) error {
 		if jsonl {
@@ -420,6 +426,7 @@ func (u *UI) executionLog(w http.ResponseWriter, r *http.Request, p *page) {
 			}
 			buf = fmt.Appendf(buf[:0], "%s %-6s %s\n", rec.Time.UTC().Format("2006-01-02T15:04:05.000Z"), rec.Stream, rec.Text)
 		}
+		rc.SetWriteDeadline(time.Now().Add(sse.WriteTimeout))
 		_, err := w.Write(buf)
 		return err
 	})

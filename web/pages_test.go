@@ -279,7 +279,7 @@ func TestSchedulesPageCreatesTogglesTriggersAndDeletes(t *testing.T) {
 	if r.code != http.StatusSeeOther {
 		t.Fatalf("create: %d\n%s", r.code, r.body)
 	}
-	list, _ := s.svc.Schedules(ctx, "cron")
+	list, _, _ := s.svc.Schedules(ctx, service.ScheduleFilter{Agent: "cron"})
 	if len(list) != 1 || !list[0].Enabled || list[0].NextFireAt == nil {
 		t.Fatalf("schedules: %+v", list)
 	}

@@ -10,6 +10,9 @@ import (
 	"github.com/corralrun/corral/store"
 )
 
+// schedulePage is the number of schedules per page of the list.
+const schedulePage = 100
+
 // scheduleForm is the form to create a schedule, as typed.
 type scheduleForm struct {
 	Agent, Cron, TimeZone, Input, Timeout, Missed string
@@ -20,9 +23,13 @@ type scheduleForm struct {
 
 type schedulesData struct {
 	Schedules []*service.Schedule
-	Agents    []*service.Agent
-	Form      *scheduleForm
-	CSRF      string
+	// Next is the cursor of the next page, "" on the last; Paged says
+	// this is not the first.
+	Next   string
+	Paged  bool
+	Agents []*service.Agent
+	Form   *scheduleForm
+	CSRF   string
 }
 
 func (u *UI) schedulesPage(w http.ResponseWriter, r *http.Request, p *page) {
@@ -41,7 +48,13 @@ func (u *UI) schedulesPage(w http.ResponseWriter, r *http.Request, p *page) {
 }
 
 func (u *UI) renderSchedules(w http.ResponseWriter, r *http.Request, p *page, status int, f *scheduleForm) {
-	list, err := u.svc.Schedules(r.Context(), "")
+	cursor := r.URL.Query().Get("cursor")
+	list, next, err := u.svc.Schedules(r.Context(), service.ScheduleFilter{Cursor: cursor, Limit: schedulePage})
+	if errors.Is(err, service.ErrInvalid) && cursor != "" {
+		p.Notice = "That page of the list no longer exists; showing the first."
+		cursor = ""
+		list, next, err = u.svc.Schedules(r.Context(), service.ScheduleFilter{Limit: schedulePage})
+	}
 	if err != nil {
 		u.fail(w, r, p, err)
 		return
@@ -52,7 +65,7 @@ func (u *UI) renderSchedules(w http.ResponseWriter, r *http.Request, p *page, st
 		return
 	}
 	p.Title, p.Nav = "Schedules", "schedules"
-	p.Data = schedulesData{Schedules: list, Agents: agents, Form: f, CSRF: p.CSRF}
+	p.Data = schedulesData{Schedules: list, Next: next, Paged: cursor != "", Agents: agents, Form: f, CSRF: p.CSRF}
 	u.render(w, r, status, "schedules", p)
 }
 

@@ -84,6 +84,8 @@ type UI struct {
 	pages    map[string]*template.Template
 	static   fs.FS
 	assetVer string
+	// agentsLive is the agents table the live dashboards share.
+	agentsLive *sharedAgents
 }
 
 // New returns the UI for cfg.
@@ -104,6 +106,7 @@ func New(cfg Config) (*UI, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	u := &UI{cfg: cfg, svc: cfg.Service, log: cfg.Logger, now: cfg.Now, mux: http.NewServeMux()}
+	u.agentsLive = &sharedAgents{u: u}
 	u.sess = newSessions(cfg.Token, cfg.SessionTTL, cfg.Now)
 	u.lock = cfg.Lockout
 	if u.lock == nil {

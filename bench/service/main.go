@@ -11,6 +11,15 @@
 //   - slot release latency after a run's process tree is gone, beside a
 //     bare UPDATE transaction (the commit floor).
 //
+// With -queue it measures instead queue turnover: trivial tasks through 4
+// slots with overflow: queue, tasks per second and the slot idle time
+// between a run's end and the next run's start, on SQLite (and
+// PostgreSQL with -pg), beside River's own job throughput on SQLite.
+//
+// With -dashboards N it measures instead the CPU that N live agent
+// dashboards cost (12 agents, 5,000 schedules), idle and with tasks
+// running, beside the same service without dashboards.
+//
 // With -fleet it compares instead the embedded SQLite store and the shared
 // PostgreSQL store with one and three workers on one machine: tasks per
 // second and admission p50/p99, each configuration in the same run
@@ -26,6 +35,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -48,13 +58,43 @@ var (
 	fleetMode   = flag.Bool("fleet", false, "compare SQLite and PostgreSQL with 1 and 3 workers instead")
 	pgURL       = flag.String("pg", os.Getenv("CORRAL_TEST_POSTGRES"), "PostgreSQL `URL` for -fleet (a user that may create databases)")
 	fleetTasks  = flag.Int("fleet-tasks", 1000, "tasks per configuration with -fleet")
+	queueMode   = flag.Bool("queue", false, "measure queue turnover through 4 slots instead, beside River's raw throughput")
+	queueTasks  = flag.Int("queue-tasks", 2000, "tasks with -queue")
+	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	dashMode    = flag.Int("dashboards", 0, "measure the CPU of `N` live agent dashboards instead")
+	dashSpan    = flag.Duration("dashboard-span", 20*time.Second, "how long each figure of -dashboards is measured")
 )
 
 func main() {
 	flag.Parse()
 	ctx := context.Background()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	if *fleetMode {
 		runFleet(ctx, *pgURL, *fleetTasks, *admissions/4)
+		return
+	}
+	if *dashMode > 0 {
+		runDashboards(ctx, *dashMode, *dashSpan)
+		return
+	}
+	if *queueMode {
+		fmt.Printf("corral task service: queue turnover  (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
+		for _, kind := range []string{"sqlite", "postgres"} {
+			if kind == "postgres" && *pgURL == "" {
+				fmt.Println("queue turnover, postgres: no PostgreSQL (set CORRAL_TEST_POSTGRES or -pg)")
+				continue
+			}
+			open, cleanup := freshDB(ctx, kind, *pgURL)
+			runQueue(ctx, open, kind, *queueTasks)
+			cleanup()
+		}
+		pprof.StopCPUProfile() // the profile is corral's, not the peer's
+		fmt.Printf("peer: River alone on SQLite, %d no-op jobs, 4 workers  %7.1f jobs/s\n", *queueTasks, riverRaw(ctx, *queueTasks))
 		return
 	}
 	dir, err := os.MkdirTemp("", "corral-bench-")
@@ -210,15 +250,24 @@ func main() {
 	fmt.Printf("  peer: bare UPDATE tx        p50 %8s  p99 %8s\n", pct(upd, 50), pct(upd, 99))
 }
 
+// waitAll waits until agent has nothing queued or running any more (its
+// n tasks submitted before), looking at the database's counts every
+// 50 ms, and checks that n finished.
 func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		list, _, err := svc.Executions(ctx, service.ExecutionFilter{Agent: agent, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed}, Limit: 1000})
+		acts, err := svc.Activity(ctx, 0)
 		check(err)
-		if len(list) >= n || len(list) == 1000 && countDone(ctx, svc, agent) >= n {
-			return
+		for _, a := range acts {
+			if a.Agent == agent && a.Running == 0 && a.Queued == 0 {
+				if done := countDone(ctx, svc, agent); done < n {
+					fmt.Fprintf(os.Stderr, "bench: %d of %d tasks of %s finished\n", done, n, agent)
+					os.Exit(1)
+				}
+				return
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintln(os.Stderr, "timed out waiting for runs")
 	os.Exit(1)

@@ -110,9 +110,26 @@ func TestClientCommandsDriveTheServiceWithTextAndJSON(t *testing.T) {
 	must(2, "schedules", "delete")
 	must(0, "schedules", "update", "sh", sc.ID, "--disable", "--missed", "run_once")
 	out, _ = must(0, "schedules", "list", "sh", "--json")
-	var scs []client.Schedule
-	if json.Unmarshal([]byte(out), &scs); len(scs) != 1 || scs[0].Enabled || scs[0].Missed != "run_once" || scs[0].NextFireAt != nil {
+	var spage struct {
+		Schedules  []client.Schedule `json:"schedules"`
+		NextCursor string            `json:"next_cursor"`
+	}
+	if json.Unmarshal([]byte(out), &spage); len(spage.Schedules) != 1 || spage.NextCursor != "" {
 		t.Fatalf("after update: %s", out)
+	}
+	if scs := spage.Schedules; scs[0].Enabled || scs[0].Missed != "run_once" || scs[0].NextFireAt != nil {
+		t.Fatalf("after update: %s", out)
+	}
+	// Pages: a second schedule, listed one at a time.
+	must(0, "schedules", "create", "sh", "--cron", "@hourly", "--input", "echo two")
+	out, errOut = must(0, "schedules", "list", "sh", "--limit", "1")
+	if !strings.Contains(out, sc.ID) || !strings.Contains(errOut, "more: corral schedules list sh --cursor ") {
+		t.Fatalf("first page: %s / %s", out, errOut)
+	}
+	cur := strings.TrimSpace(errOut[strings.Index(errOut, "--cursor ")+len("--cursor "):])
+	out, errOut = must(0, "schedules", "list", "sh", "--limit", "1", "--cursor", cur)
+	if strings.Contains(out, sc.ID) || !strings.Contains(out, "echo two") || errOut != "" {
+		t.Fatalf("second page: %s / %s", out, errOut)
 	}
 	trig, _ := must(0, "schedules", "trigger", "sh", sc.ID)
 	if e := waitTerminal(t, s.c, strings.TrimSpace(trig), 20*time.Second); e.Stdout != "scheduled\n" || e.Trigger != "schedule" {

@@ -20,7 +20,9 @@ const psUsage = `Usage: corral ps [flags]
 
 Lists executions, newest first: the last 20 by default, only queued and
 running ones with --active. --cursor continues a listing where the
-previous page ended (the cursor is printed after a full page).
+previous page ended (the cursor is printed after a full page). With
+--json the executions are summaries, without their output (corral logs
+ID --json ends with the whole record).
 ` + clientEnvHelp + `
 Flags:
 `

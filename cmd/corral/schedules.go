@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/corralrun/corral/client"
@@ -16,7 +17,7 @@ func init() {
 }
 
 const schedulesUsage = `Usage:
-  corral schedules list [AGENT]
+  corral schedules list [AGENT] [--limit N] [--cursor CURSOR]
   corral schedules create AGENT --cron EXPR --input INPUT [--tz ZONE] [--missed skip|run_once] [--disabled]
   corral schedules update AGENT ID [--cron EXPR] [--input INPUT] [--tz ZONE] [--missed ...] [--enable|--disable]
   corral schedules delete AGENT ID
@@ -27,7 +28,8 @@ A schedule submits INPUT to AGENT on a cron expression in a time zone
 with seconds first, or a descriptor (@hourly, @daily, "@every 90s").
 Fires missed while the service was down are skipped (--missed skip, the
 default) or run once (--missed run_once). trigger runs the task now. list
-without AGENT lists the schedules of every agent.
+without AGENT lists the schedules of every agent, oldest first, a page at
+a time: after a full page it prints the command that lists the next.
 ` + clientEnvHelp + `
 Flags:
 `
@@ -44,6 +46,8 @@ func schedulesMain(args []string) int {
 	disabled := fs.Bool("disabled", false, "create the schedule disabled")
 	enable := fs.Bool("enable", false, "update: enable the schedule")
 	disable := fs.Bool("disable", false, "update: disable the schedule")
+	limit := fs.Int("limit", 100, "list: at most `N` schedules (1 to 1000)")
+	cursor := fs.String("cursor", "", "list: continue from `CURSOR`")
 	pos, _, err := parseInterleaved(fs, args)
 	if err != nil {
 		return parseError(err)
@@ -78,20 +82,24 @@ func schedulesMain(args []string) int {
 	}
 	switch verb {
 	case "list", "ls":
-		list, err := c.Schedules(ctx, agent)
+		list, next, err := c.Schedules(ctx, client.ScheduleListOptions{Agent: agent, Limit: *limit, Cursor: *cursor})
 		if err != nil {
 			return apiFail("schedules", err)
 		}
 		if cf.json {
-			printJSON(list)
+			printJSON(map[string]any{"schedules": list, "next_cursor": next})
 			return exitOK
 		}
+
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tAGENT\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
 		for _, sc := range list {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Agent, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
 		}
 		tw.Flush()
+		if next != "" {
+			fmt.Fprintln(os.Stderr, "more:", strings.Join(append([]string{"corral schedules list"}, strings.Fields(agent+" --cursor "+next)...), " "))
+		}
 		return exitOK
 	case "create", "add":
 		sc, err := c.CreateSchedule(ctx, &client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: store.MissedPolicy(*missed), Timeout: store.Duration(*timeout)})

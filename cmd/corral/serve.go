@@ -103,6 +103,9 @@ func serveMain(args []string) int {
 	lease := fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long runs in flight may finish before they are interrupted")
 	noAuth := fs.Bool("insecure-no-auth", false, "serve without a token (loopback addresses only)")
+	retain := fs.String("retain-executions", "", retentionHelp)
+	maxAgents := fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
+	maxSchedules := fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
 	runAs := fs.String("run-as", "", "run tasks as `USER` unless their agent names another (never as root or as the service's user); needs root")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with the certificate chain in `FILE` (PEM); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
@@ -129,6 +132,14 @@ func serveMain(args []string) int {
 	if *data == "" {
 		return fail("no data directory: pass --data DIR or set CORRAL_DATA")
 	}
+	retainFor, retainCount, err := parseRetention(*retain)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *maxAgents == 0 || *maxSchedules == 0 || *maxAgents < -1 || *maxSchedules < -1 {
+		return fail("--max-agents and --max-schedules-per-agent take a positive number, or -1 for no limit")
+	}
+	limits := store.Limits{MaxAgents: *maxAgents, MaxSchedulesPerAgent: *maxSchedules}
 	loopback, err := isLoopback(*addr)
 	if err != nil {
 		return fail("%v", err)
@@ -177,10 +188,10 @@ func serveMain(args []string) int {
 	dbKind := "sqlite"
 	switch {
 	case *dbURL == "":
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger})
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger, Limits: limits})
 	case strings.HasPrefix(*dbURL, "postgres://"), strings.HasPrefix(*dbURL, "postgresql://"):
 		dbKind = "postgres"
-		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger})
+		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger, Limits: limits})
 	default:
 		return fail("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", *dbURL)
 	}
@@ -205,7 +216,8 @@ func serveMain(args []string) int {
 		}
 	}
 	svc, err := service.New(service.Config{Store: st, DataDir: *data, WorkerID: *workerID, Labels: labelList, Lease: *lease,
-		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, PassEnv: passEnv, RunAs: *runAs, Logger: logger})
+		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, PassEnv: passEnv, RunAs: *runAs, Logger: logger,
+		RetainFor: retainFor, RetainCount: retainCount})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -242,11 +254,14 @@ func serveMain(args []string) int {
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		TLSConfig:         tlsCfg,
+		// Event streams, listings and log downloads set a deadline per
+		// write instead; this bounds every other answer.
+		WriteTimeout:   2 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:      tlsCfg,
 	}
 	scheme := "http"
 	if tlsCfg != nil {

@@ -83,6 +83,16 @@ func (*conns) SetFields(keys []string, first int) string {
 	return b.String()
 }
 
+// TextField reads the field with ->>.
+func (*conns) TextField(key string) string { return "doc->>'" + key + "'" }
+
+// Summary removes keys with - and sets the cut ones with ||; left counts
+// characters.
+func (*conns) Summary(n int) string {
+	cut := func(k string) string { return "'" + k + "', left(doc->>'" + k + "', " + strconv.Itoa(n) + ")" }
+	return "(doc - 'stdout' - 'stderr' - 'result') || jsonb_build_object(" + cut("input") + ", " + cut("error") + ", 'summary', true)"
+}
+
 func (*conns) IsUnique(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"

@@ -76,6 +76,9 @@ type Options struct {
 	MaxConns int32
 	// Logger receives River's warnings; nil discards them.
 	Logger *slog.Logger
+	// Limits bound the agents and schedules the store keeps (zero
+	// fields: store's defaults).
+	Limits store.Limits
 }
 
 // Store is a store.Store on one PostgreSQL database: it has every method of
@@ -133,6 +136,7 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		// poll keeps a lone worker's dispatch latency low.
 		PollInterval: 50 * time.Millisecond,
 		NotifyCancel: notifyCancel,
+		Limits:       opts.Limits,
 	})
 	if err != nil {
 		return nil, err

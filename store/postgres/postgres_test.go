@@ -14,9 +14,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func open(t *testing.T, url string) *postgres.Store {
+func open(t *testing.T, url string) *postgres.Store { return openLimited(t, url, store.Limits{}) }
+
+func openLimited(t *testing.T, url string, l store.Limits) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), postgres.Options{URL: url, MaxConns: 8})
+	s, err := postgres.Open(context.Background(), postgres.Options{URL: url, MaxConns: 8, Limits: l})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +28,10 @@ func open(t *testing.T, url string) *postgres.Store {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, storetest.PostgresURL(t)) })
+}
+
+func TestLimits(t *testing.T) {
+	storetest.RunLimits(t, func(t *testing.T, l store.Limits) store.Store { return openLimited(t, storetest.PostgresURL(t), l) })
 }
 
 // TestWorkersSharingTheDatabaseNeverOverbook runs the admission checks

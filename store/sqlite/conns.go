@@ -71,6 +71,18 @@ func (*conns) SetFields(keys []string, first int) string {
 	return b.String()
 }
 
+// TextField reads the field with json_extract.
+func (*conns) TextField(key string) string { return "json_extract(doc, '$." + key + "')" }
+
+// Summary edits the document with json_remove and json_set; substr
+// counts characters.
+func (*conns) Summary(n int) string {
+	cut := func(k string) string {
+		return "'$." + k + "', substr(json_extract(doc, '$." + k + "'), 1, " + strconv.Itoa(n) + ")"
+	}
+	return "json_set(json_remove(doc, '$.stdout', '$.stderr', '$.result'), " + cut("input") + ", " + cut("error") + ", '$.summary', json('true'))"
+}
+
 func (*conns) IsUnique(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

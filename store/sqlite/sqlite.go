@@ -56,6 +56,9 @@ type Options struct {
 	Path string
 	// Logger receives River's warnings; nil discards them.
 	Logger *slog.Logger
+	// Limits bound the agents and schedules the store keeps (zero
+	// fields: store's defaults).
+	Limits store.Limits
 }
 
 // Store is a store.Store on one SQLite file: it has every method of
@@ -81,6 +84,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite store: create data directory: %w", err)
+	}
+	if err := writable(filepath.Dir(opts.Path)); err != nil {
+		return nil, err
 	}
 	if err := makePrivate(opts.Path); err != nil {
 		return nil, err
@@ -122,12 +128,24 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
 	s := &Store{db: db, rdb: rdb, wst: newStmtCache(db), rst: newStmtCache(rdb)}
-	s.rules, err = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, River: driver, Logger: opts.Logger})
+	s.rules, err = sqlstore.New(sqlstore.Config[*sql.Tx]{DB: &conns{w: db, wst: s.wst, rst: s.rst}, River: driver, Logger: opts.Logger, Limits: opts.Limits})
 	if err != nil {
 		rdb.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// writable checks that the database's directory takes new files (SQLite
+// makes its journal there), so that a read-only directory is refused at
+// once rather than at the first write.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".corral-write-check-*")
+	if err != nil {
+		return fmt.Errorf("sqlite store: the data directory %s is not writable (%w): the database needs it writable; remount it read-write, fix its permissions or choose another directory", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // migrate applies River's migrations, then corral's schema.

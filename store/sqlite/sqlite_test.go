@@ -16,16 +16,20 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "corral.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
-		return s
-	})
+func openLimited(t *testing.T, l store.Limits) store.Store {
+	s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "corral.db"), Limits: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+	return s
 }
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openLimited(t, store.Limits{}) })
+}
+
+func TestLimits(t *testing.T) { storetest.RunLimits(t, openLimited) }
 
 func TestReopenKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "corral.db")

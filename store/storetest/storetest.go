@@ -50,6 +50,12 @@ func Run(t *testing.T, open Open) {
 		{"EngineDispatchesAdmitted", testEngine},
 		{"AgentLabelsAreNormalizedAndKept", testLabels},
 		{"PingAnswers", testPing},
+		{"ListReturnsSummaries", testListSummaries},
+		{"SchedulesArePaged", testSchedulesPaged},
+		{"PruneDeletesOnlyFinishedBeyondRetention", testPrune},
+		{"ActivityCountsWithoutRecords", testActivity},
+		{"CancelOfAnOrphanedRunFinishesIt", testCancelOrphan},
+		{"QueueDrainsThroughPromotions", testQueueDrains},
 		{"SessionRevocationIsKept", testSessionRevocation},
 		{"AgentConfinementIsKept", testAgentConfinementKept},
 	}
@@ -302,6 +308,10 @@ func testCancel(t *testing.T, s store.Store) {
 	running := submit(t, s, "k", "r")
 	unclaimed := submit(t, s, "k", "u")
 	queued := submit(t, s, "k", "q")
+	now := time.Now().UTC()
+	if err := s.RegisterWorker(ctx, &store.Worker{ID: "w1", StartedAt: now, Heartbeat: now}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Claim(ctx, running.ID, "w1", time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +459,7 @@ func testScheduleFire(t *testing.T, s store.Store) {
 	if _, ok, _ := s.NextFire(ctx); ok {
 		t.Fatal("disabled schedule still pending")
 	}
-	list, err := s.ListSchedules(ctx, "s")
+	list, _, err := s.ListSchedules(ctx, store.ScheduleFilter{Agent: "s"})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v %v", list, err)
 	}

@@ -5,23 +5,29 @@
 // through a Hub after each one; a reader takes the Hub's channel before it
 // reads to the end of the file, so a record appended after the read always
 // wakes it. Logs outlive their runs: a finished run replays from its file.
+//
+// A Writer survives a full disk: a record that cannot be written is
+// counted, never left half written, and once writing works again a
+// system record says what was lost. Readers read in small chunks, so a
+// follower holds at most a few records in memory however large the log.
 package runlog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 )
 
 // Record is one line of a log.
 type Record struct {
-	// Seq numbers records from 1 in their log.
+	// Seq numbers records from 1 in their log. Records that could not be
+	// written leave a gap, explained by the system record that follows.
 	Seq int `json:"seq"`
 	// Time is when the record was written.
 	Time time.Time `json:"time"`
@@ -31,8 +37,9 @@ type Record struct {
 	Text   string `json:"text"`
 }
 
-// DefaultMaxBytes bounds a log file; beyond it, records are counted but
-// not written, and a last system record says so.
+// DefaultMaxBytes bounds a log file; beyond it, output records are
+// counted but not written, and a last system record says so. System
+// records (the start, the end, these notes) are always written.
 const DefaultMaxBytes = 64 << 20
 
 // Hub wakes the followers of logs when they grow or end.
@@ -66,21 +73,43 @@ func (h *Hub) Notify(id string) {
 	}
 }
 
-// Writer appends records to one log. Safe for concurrent use.
+// Writer appends records to one log. Safe for concurrent use. A nil
+// *Writer discards what it is given (a run that could not create its
+// log).
+//
+// Records are written in batches: at once for a system record or a batch
+// of FlushBytes, else FlushDelay after the first record of the batch, so
+// that a chatty run costs one write per batch rather than per line, and
+// a follower sees a line at most FlushDelay late.
 type Writer struct {
-	id      string
-	hub     *Hub
+	id  string
+	hub *Hub
+	max int64
+
 	mu      sync.Mutex
 	f       *os.File
-	bw      *bufio.Writer
 	seq     int
-	n       int64
-	max     int64
-	dropped int64
+	n       int64  // bytes of whole records in the file
+	batch   []byte // records not written yet
+	inBatch int64  // how many
+	timer   *time.Timer
 	closed  bool
+	dropped int64 // output records past the size bound
+	// Records that could not be written since the last note, the numbers
+	// of the first and last, and how many in all.
+	lost, lostBytes, lostTotal int64
+	lostFrom, lostTo           int
+	lastErr                    error
 }
 
-// Create creates the log file at path (mode 0600) for execution id.
+// Batching of the writes.
+const (
+	FlushBytes = 32 << 10
+	FlushDelay = 20 * time.Millisecond
+)
+
+// Create creates the log file at path (mode 0600) for execution id, or
+// opens it to append.
 func Create(path, id string, hub *Hub, maxBytes int64) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -89,54 +118,127 @@ func Create(path, id string, hub *Hub, maxBytes int64) (*Writer, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	st, _ := f.Stat()
-	w := &Writer{id: id, hub: hub, f: f, bw: bufio.NewWriterSize(f, 32<<10), max: maxBytes}
-	if st != nil {
+	w := &Writer{id: id, hub: hub, f: f, max: maxBytes}
+	if st, err := f.Stat(); err == nil {
 		w.n = st.Size()
 	}
 	return w, nil
 }
 
-// Write appends one record. Records past the size bound are dropped and
-// counted.
+// Write appends one record. Output records past the size bound are
+// dropped and counted; records the file refuses (a full disk) are
+// counted, and noted by a system record written before the next ones
+// the file takes. Their numbers stay unused but the last, which the
+// note takes.
 func (w *Writer) Write(stream string, text []byte) {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	if w.n >= w.max {
-		w.dropped++
-		return
-	}
-	w.seq++
-	b, _ := json.Marshal(Record{Seq: w.seq, Time: time.Now().UTC(), Stream: stream, Text: string(bytes.ToValidUTF8(text, []byte("\uFFFD")))})
-	b = append(b, '\n')
-	w.bw.Write(b)
-	w.n += int64(len(b))
-	// Flush per record: followers read the file, and a crash must keep
-	// what was printed.
-	w.bw.Flush()
-	if w.hub != nil {
-		w.hub.Notify(w.id)
+	if !w.closed {
+		w.write(stream, text)
 	}
 }
 
-// Close flushes and closes the log, noting dropped records.
+func (w *Writer) write(stream string, text []byte) {
+	if stream != "system" && w.n+int64(len(w.batch)) >= w.max {
+		w.dropped++
+		return
+	}
+	w.add(stream, text)
+	switch {
+	case stream == "system" || len(w.batch) >= FlushBytes:
+		w.flush()
+	case w.timer == nil:
+		w.timer = time.AfterFunc(FlushDelay, w.flushLater)
+	}
+}
+
+// add encodes one record into the batch.
+func (w *Writer) add(stream string, text []byte) {
+	w.seq++
+	w.batch = encode(w.batch, w.seq, stream, text)
+	w.inBatch++
+}
+
+// encode appends the line of a record to b.
+func encode(b []byte, seq int, stream string, text []byte) []byte {
+	line, _ := json.Marshal(Record{Seq: seq, Time: time.Now().UTC(), Stream: stream, Text: string(bytes.ToValidUTF8(text, []byte("\uFFFD")))})
+	return append(append(b, line...), '\n')
+}
+
+func (w *Writer) flushLater() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if !w.closed {
+		w.flush()
+	}
+}
+
+// flush writes the batch whole, or nothing of it: a short write is cut
+// off again, so that the file never holds part of a record.
+func (w *Writer) flush() {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	if len(w.batch) == 0 {
+		return
+	}
+	out := w.batch
+	if w.lost > 0 {
+		out = encode(nil, w.lostTo, "system", fmt.Appendf(nil, "log: %d records (%d bytes, numbers %d to %d) could not be written: %v",
+			w.lost, w.lostBytes, w.lostFrom, w.lostTo, w.lastErr))
+		out = append(out, w.batch...)
+	}
+	k, err := w.f.Write(out)
+	if err == nil {
+		w.n += int64(k)
+		w.lost, w.lostBytes = 0, 0
+		if w.hub != nil {
+			w.hub.Notify(w.id)
+		}
+	} else {
+		w.lastErr = err
+		if k > 0 && w.f.Truncate(w.n) != nil {
+			// The part stays: end it, so that it reads as one bad line.
+			if _, err := w.f.Write([]byte("\n")); err == nil {
+				w.n += int64(k) + 1
+			}
+		}
+		if w.lost == 0 {
+			w.lostFrom = w.seq - int(w.inBatch) + 1
+		}
+		w.lostTo = w.seq
+		w.lost += w.inBatch
+		w.lostBytes += int64(len(w.batch))
+		w.lostTotal += w.inBatch
+	}
+	w.batch, w.inBatch = w.batch[:0], 0
+	if cap(w.batch) > 4*FlushBytes {
+		w.batch = nil // a long line passed: do not keep its room
+	}
+}
+
+// Close writes what is pending and the notes still due, then closes the
+// log.
 func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return nil
 	}
 	if w.dropped > 0 {
-		w.n = 0 // let the note through
-		w.mu.Unlock()
-		w.Write("system", fmt.Appendf(nil, "log size limit reached: %d records dropped", w.dropped))
-		w.mu.Lock()
+		w.write("system", fmt.Appendf(nil, "log size limit (%d bytes) reached: %d output records dropped", w.max, w.dropped))
 	}
+	w.flush()
 	w.closed = true
-	err := errors.Join(w.bw.Flush(), w.f.Close())
+	err := w.f.Close()
 	w.mu.Unlock()
 	if w.hub != nil {
 		w.hub.Notify(w.id)
@@ -144,20 +246,55 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// Note says what the log is missing, for the execution's record: ""
+// when it holds every record.
+func (w *Writer) Note() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var parts []string
+	if w.dropped > 0 {
+		parts = append(parts, fmt.Sprintf("log size limit (%d bytes) reached: %d output records dropped", w.max, w.dropped))
+	}
+	if w.lostTotal > 0 {
+		parts = append(parts, fmt.Sprintf("%d records could not be written to the log (%v)", w.lostTotal, w.lastErr))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return parts[0] + "; " + parts[1]
+}
+
 // Reader reads a log incrementally: each Next call returns the complete
-// records appended since the last call.
+// records appended since the last call, at most about ReadChunk bytes of
+// them.
 type Reader struct {
 	path string
 	off  int64
-	part []byte
+	buf  []byte
 }
+
+// ReadChunk is how much a Reader reads at once; a record longer than it
+// is read whole.
+const ReadChunk = 64 << 10
+
+// maxRecord bounds a record: a line of output is cut at 64 KiB before it
+// is logged, which JSON escaping can grow up to six times. A longer line
+// is no record of this package and is skipped.
+const maxRecord = 1 << 20
 
 // NewReader returns a reader of the log at path, from its start. A log
 // that does not exist yet reads as empty.
 func NewReader(path string) *Reader { return &Reader{path: path} }
 
-// Next returns the records written since the last call, raw JSON lines
-// without their newline.
+// Next returns the next records of the log, raw JSON lines without their
+// newline, up to about ReadChunk bytes; none at the end of the log. The
+// lines share a buffer that the next call reuses.
 func (r *Reader) Next() ([][]byte, error) {
 	f, err := os.Open(r.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -167,26 +304,68 @@ func (r *Reader) Next() ([][]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	r.off += int64(len(data))
-	data = append(r.part, data...)
-	var out [][]byte
 	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+		data, err := r.read(f)
+		if err != nil {
+			return nil, err
+		}
+		end := bytes.LastIndexByte(data, '\n')
+		if end < 0 {
+			if len(data) < maxRecord {
+				return nil, nil // the end, or a record being written
+			}
+			// No record: skip to the next line.
+			r.off += int64(len(data))
+			continue
+		}
+		r.off += int64(end + 1)
+		var out [][]byte
+		for _, line := range bytes.Split(data[:end], []byte("\n")) {
+			if len(line) > 0 && len(line) < maxRecord {
+				out = append(out, line)
+			}
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+}
+
+// read reads from r.off up to ReadChunk bytes, more until a newline (up
+// to maxRecord) when the chunk holds none.
+func (r *Reader) read(f *os.File) ([]byte, error) {
+	r.buf = r.buf[:0]
+	for len(r.buf) < maxRecord {
+		if cap(r.buf)-len(r.buf) < ReadChunk {
+			r.buf = append(r.buf, make([]byte, ReadChunk)...)[:len(r.buf)]
+		}
+		n, err := f.ReadAt(r.buf[len(r.buf):len(r.buf)+ReadChunk], r.off+int64(len(r.buf)))
+		r.buf = r.buf[:len(r.buf)+n]
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if n == 0 || errors.Is(err, io.EOF) || bytes.IndexByte(r.buf[len(r.buf)-n:], '\n') >= 0 {
 			break
 		}
-		out = append(out, data[:i])
-		data = data[i+1:]
 	}
-	r.part = append([]byte(nil), data...)
-	return out, nil
+	return r.buf, nil
+}
+
+// Seq returns the number of the raw record, 0 when it is none.
+func Seq(raw []byte) int {
+	// Records start with their number; read it without decoding all.
+	if rest, ok := bytes.CutPrefix(raw, []byte(`{"seq":`)); ok {
+		if i := bytes.IndexByte(rest, ','); i > 0 {
+			if n, err := strconv.Atoi(string(rest[:i])); err == nil {
+				return n
+			}
+		}
+	}
+	var rec struct {
+		Seq int `json:"seq"`
+	}
+	json.Unmarshal(raw, &rec)
+	return rec.Seq
 }
 
 // Tail returns the stdout and stderr text of the last records of the log at
@@ -217,7 +396,7 @@ func Tail(path string, max int) (stdout, stderr string) {
 
 func keepTail(b []byte, max int) []byte {
 	if len(b) > max {
-		return append([]byte(nil), b[len(b)-max:]...)
+		return append(b[:0], b[len(b)-max:]...)
 	}
 	return b
 }

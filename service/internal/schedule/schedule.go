@@ -33,6 +33,19 @@ func Parse(expr, tz string) (*Spec, error) {
 	if _, err := time.LoadLocation(tz); err != nil {
 		return nil, fmt.Errorf("time zone %q: %w (want an IANA name such as Europe/Paris)", tz, err)
 	}
+	if rest, ok := strings.CutPrefix(expr, "@every"); ok {
+		// The cron library would take zero, negative and fractional
+		// intervals as one second: refuse them instead.
+		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("cron %q: want \"@every\" and a duration such as 90s or 1h30m", expr)
+		case d <= 0:
+			return nil, fmt.Errorf("cron %q: the interval must be positive", expr)
+		case d%time.Second != 0:
+			return nil, fmt.Errorf("cron %q: the interval must be whole seconds", expr)
+		}
+	}
 	s, err := parser.Parse("CRON_TZ=" + tz + " " + expr)
 	if err != nil {
 		return nil, fmt.Errorf("cron %q: %w", expr, err)
@@ -41,6 +54,22 @@ func Parse(expr, tz string) (*Spec, error) {
 		return nil, fmt.Errorf("cron %q never fires", expr)
 	}
 	return &Spec{sched: s}, nil
+}
+
+// MinInterval returns the shortest time between two of the next fires
+// after t (of the next 60, enough to see any cron field repeat).
+func (s *Spec) MinInterval(t time.Time) time.Duration {
+	shortest := time.Duration(1<<63 - 1)
+	prev := s.sched.Next(t)
+	for range 60 {
+		next := s.sched.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		shortest = min(shortest, next.Sub(prev))
+		prev = next
+	}
+	return shortest
 }
 
 // Next returns the first fire time strictly after t, in UTC.

@@ -31,6 +31,29 @@ func TestParseHonoursSecondsAndTimeZone(t *testing.T) {
 	}
 }
 
+func TestEveryRefusesZeroNegativeAndFractionalIntervals(t *testing.T) {
+	for _, bad := range []string{"@every 0s", "@every -5s", "@every 1.5s", "@every soon", "@every"} {
+		if _, err := Parse(bad, ""); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+	s, err := Parse("@every 90s", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.MinInterval(time.Now()); got != 90*time.Second {
+		t.Fatalf("@every 90s: min interval %v", got)
+	}
+	s, _ = Parse("*/2 * * * * *", "")
+	if got := s.MinInterval(time.Now()); got != 2*time.Second {
+		t.Fatalf("every other second: min interval %v", got)
+	}
+	s, _ = Parse("0,5 9 * * *", "")
+	if got := s.MinInterval(time.Now()); got != 5*time.Minute {
+		t.Fatalf("9:00 and 9:05: min interval %v", got)
+	}
+}
+
 func TestDecideSkipsOrRunsOnceMissedFires(t *testing.T) {
 	s, _ := Parse("0 * * * *", "")
 	due := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)

@@ -63,15 +63,25 @@ type runWorker struct {
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	// One worker bound over all the queues it works.
+	id := job.Args.ExecutionID
+	// One worker bound over all the queues it works, and its local runs
+	// (Reserve).
 	select {
 	case w.sem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-w.sem }()
-	return w.run(ctx, job.Args.ExecutionID)
+	err := w.run(ctx, id)
+	if errors.Is(err, store.ErrNotReady) {
+		return river.JobSnooze(NotReadyDelay)
+	}
+	return err
 }
+
+// NotReadyDelay is how long a dispatch waits when the worker was not
+// ready for it (store.ErrNotReady).
+const NotReadyDelay = 5 * time.Second
 
 // Runs are bounded by the service's own timeouts; River must not cut them.
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
@@ -90,6 +100,9 @@ type Config struct {
 	// PollInterval is how often an idle queue looks for dispatches when
 	// the database cannot notify it; zero means 200 ms.
 	PollInterval time.Duration
+	// Redispatch hands an execution to the engine (a job) when its local
+	// run (Reserve) could not claim it.
+	Redispatch func(ctx context.Context, id string) error
 }
 
 // Engine is a River client pair: one that only inserts (usable from Open
@@ -103,6 +116,12 @@ type Engine[TTx any] struct {
 	worker *river.Client[TTx]
 	cfg    Config
 	queues map[string]bool
+	rw     *runWorker
+	// Local runs (Reserve) live in lctx, ended by Stop, and are counted
+	// in lwg from their reservation.
+	lctx    context.Context
+	lcancel context.CancelFunc
+	lwg     sync.WaitGroup
 }
 
 // New returns an engine on driver. logger receives River's own warnings;
@@ -111,7 +130,10 @@ func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := river.NewClient(driver, &river.Config{Logger: logger})
+	// Every insert notifies the workers (River debounces them per queue
+	// by the inserter's FetchCooldown): a queued execution promoted into a
+	// freed slot is fetched at once by whichever worker hears it first.
+	c, err := river.NewClient(driver, &river.Config{Logger: logger, FetchCooldown: river.FetchCooldownMin})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
 	}
@@ -156,7 +178,8 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns)}); err != nil {
+	rw := &runWorker{run: cfg.Run, sem: make(chan struct{}, cfg.MaxRuns)}
+	if err := river.AddWorkerSafely(workers, rw); err != nil {
 		return err
 	}
 	qc := map[string]river.QueueConfig{}
@@ -180,7 +203,8 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("river start: %w", err)
 	}
-	e.worker, e.cfg, e.queues = c, cfg, queues
+	e.worker, e.cfg, e.queues, e.rw = c, cfg, queues, rw
+	e.lctx, e.lcancel = context.WithCancel(context.Background())
 	return nil
 }
 
@@ -236,14 +260,34 @@ func (e *Engine[TTx]) Stop(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
+	defer e.lwg.Wait()
+	defer e.lcancel()
 	if ctx.Err() == nil {
 		if err := c.Stop(ctx); err == nil {
-			return nil
+			if waitCtx(ctx, &e.lwg) {
+				return nil
+			}
 		}
 	}
 	// The runs did not end in time: cancel them. Their teardown is
 	// bounded by the supervision core's guarantees.
+	e.lcancel()
 	hctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return c.StopAndCancel(hctx)
+}
+
+// waitCtx waits for wg until ctx is done, and reports whether wg was done.
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

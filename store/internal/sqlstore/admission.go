@@ -9,6 +9,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Submit implements store.Store.
@@ -50,7 +51,8 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 	}
 	adm := &store.Admission{Execution: e, Running: used, Capacity: a.MaxParallelTasks, Backlog: a.MaxBacklog}
 	if used < a.MaxParallelTasks {
-		if err := s.takeSlot(ctx, tx, a, e, now); err != nil {
+		// A new task goes to the engine, whichever worker fetches it.
+		if _, err := s.takeSlot(ctx, tx, a, e, now, false); err != nil {
 			return nil, err
 		}
 		adm.Running++
@@ -81,8 +83,11 @@ func countSlots(ctx context.Context, ex Executor, agent string) (int, error) {
 }
 
 // takeSlot gives e the lowest free slot of a (whose row lock tx holds),
-// marks it running and dispatches it, all inside tx.
-func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e *store.Execution, now time.Time) error {
+// marks it running and dispatches it, all inside tx: to the job engine,
+// or, when local is set and this process's engine has room for it, to
+// that engine directly (the returned reservation, to run once tx
+// commits).
+func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e *store.Execution, now time.Time, local bool) (*riverengine.Reservation, error) {
 	// The lowest free slot number: 1, or the first number after a held
 	// slot that is not held itself.
 	var no int
@@ -92,51 +97,91 @@ func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e
 			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = $1 AND t.slot_no = s.slot_no + 1))
 		END`, a.Name).Scan(&no)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO corral_slots (agent, slot_no, execution_id, acquired_at) VALUES ($1, $2, $3, $4)`,
 		a.Name, no, e.ID, now); err != nil {
-		return fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
+		return nil, fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
 	}
 	e.Status = corral.StatusRunning
 	e.SlotNo = no
 	e.AdmittedAt = &now
 	if err := putExecution(ctx, tx, e); err != nil {
-		return err
+		return nil, err
 	}
-	return s.engine.Insert(ctx, tx.Raw, e.ID, a.Labels)
+	if local {
+		if r := s.engine.Reserve(e.ID, a.Labels); r != nil {
+			return r, nil
+		}
+	}
+	return nil, s.engine.Insert(ctx, tx.Raw, e.ID, a.Labels)
 }
 
 // promote admits the oldest queued executions of a (whose row lock tx
-// holds) into its free slots.
-func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) error {
+// holds) into its free slots. On a lone worker, those its engine has
+// room for are reserved to it rather than handed to the job engine: the
+// caller starts them once tx commits (local.Start), or releases them if
+// it does not (local.Release). Where several workers share the database,
+// every promotion goes to the job engine, so that the work spreads over
+// them.
+func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) (local riverengine.Reservations, err error) {
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	for {
-		used, err := countSlots(ctx, tx, a.Name)
+	defer func() {
 		if err != nil {
-			return err
+			local.Release()
+			local = nil
 		}
-		if used >= a.MaxParallelTasks {
-			return nil
-		}
+	}()
+	used, err := countSlots(ctx, tx, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	checked, alone := false, false
+	for ; used < a.MaxParallelTasks; used++ {
 		// Only a cancellation locks a queued row; skipping it is right.
 		var doc []byte
 		err = tx.QueryRow(ctx, `SELECT doc FROM corral_executions WHERE agent = $1 AND status = 'queued'
 			ORDER BY created_at, id LIMIT 1`+s.skipLocked, a.Name).Scan(&doc)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			return local, nil
 		}
 		if err != nil {
-			return err
+			return local, err
 		}
 		e, err := decodeExecution(doc)
 		if err != nil {
-			return err
+			return local, err
 		}
-		if err := s.takeSlot(ctx, tx, a, e, now); err != nil {
-			return err
+		if !checked {
+			if alone, err = s.alone(ctx, tx); err != nil {
+				return local, err
+			}
+			checked = true
+		}
+		r, err := s.takeSlot(ctx, tx, a, e, now, alone)
+		if err != nil {
+			return local, err
+		}
+		if r != nil {
+			local = append(local, r)
 		}
 	}
+	return local, nil
+}
+
+// alone reports whether this process's engine runs and its worker is
+// the only one registered.
+func (s *Store[TTx]) alone(ctx context.Context, tx Tx[TTx]) (bool, error) {
+	id := s.engine.WorkerID()
+	if id == "" {
+		return false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM corral_workers ORDER BY id LIMIT 2`)
+	ids, err := collect(rows, err, func(r Rows) (string, error) {
+		var w string
+		return w, r.Scan(&w)
+	})
+	return len(ids) == 1 && ids[0] == id, err
 }

@@ -5,20 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
-// CreateAgent implements store.Store.
+// CreateAgent implements store.Store. The count and the insert share a
+// transaction; on PostgreSQL, agents created at the same moment through
+// different workers may pass the limit by as many.
 func (s *Store[TTx]) CreateAgent(ctx context.Context, a *store.Agent) error {
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.Write(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES ($1, $2, $3)`, a.Name, string(doc), a.CreatedAt)
-	if err != nil && s.db.IsUnique(err) {
-		return fmt.Errorf("agent %q: %w", a.Name, store.ErrExists)
-	}
-	return err
+	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		if max := setting.Or(s.limits.MaxAgents, store.DefaultMaxAgents); max > 0 {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_agents`).Scan(&n); err != nil {
+				return err
+			}
+			if n >= max {
+				return fmt.Errorf("%d agents exist, the most this service keeps: delete some first: %w", n, store.ErrLimit)
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO corral_agents (name, doc, created_at) VALUES ($1, $2, $3)`, a.Name, string(doc), a.CreatedAt)
+		if err != nil && s.db.IsUnique(err) {
+			return fmt.Errorf("agent %q: %w", a.Name, store.ErrExists)
+		}
+		return err
+	})
 }
 
 // GetAgent implements store.Store.
@@ -51,7 +66,7 @@ func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
 	if err != nil {
 		return err
 	}
-	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
+	return s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
 		n, err := tx.Exec(ctx, `UPDATE corral_agents SET doc = $1 WHERE name = $2`, string(doc), a.Name)
 		if err != nil {
 			return err
@@ -60,7 +75,8 @@ func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
 			return fmt.Errorf("agent %q: %w", a.Name, store.ErrNotFound)
 		}
 		// The UPDATE holds the agent's row lock, as admission does.
-		return s.promote(ctx, tx, a, a.UpdatedAt)
+		*local, err = s.promote(ctx, tx, a, a.UpdatedAt)
+		return err
 	})
 }
 

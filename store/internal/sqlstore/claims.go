@@ -10,6 +10,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // claimKeys are the document fields a claim sets, bound from $3 on.
@@ -23,8 +24,9 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 		return nil, err
 	}
 	var out *store.Execution
-	err = s.db.Tx(ctx, func(tx Tx[TTx]) error {
-		out = nil
+	cancelled := false
+	err = s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+		out, cancelled = nil, false
 		var doc []byte
 		err := tx.QueryRow(ctx, `UPDATE corral_executions SET worker_id = $1, doc = `+s.claimFields+`
 			WHERE id = $2 AND status = 'running' AND worker_id = '' AND cancel_requested = false
@@ -41,13 +43,16 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 			return err
 		}
 		if e.Status == corral.StatusRunning && e.WorkerID == "" && e.CancelRequested {
-			if _, err := s.finish(ctx, tx, e, cancelledBeforeStart(now)); err != nil {
-				return err
-			}
-			return fmt.Errorf("execution %s was cancelled before it started: %w", id, store.ErrConflict)
+			// Commit the cancellation; the claim fails after.
+			cancelled = true
+			*local, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			return err
 		}
 		return fmt.Errorf("execution %s is %s (owner %q): %w", id, e.Status, e.WorkerID, store.ErrConflict)
 	})
+	if err == nil && cancelled {
+		return nil, fmt.Errorf("execution %s was cancelled before it started: %w", id, store.ErrConflict)
+	}
 	return out, err
 }
 

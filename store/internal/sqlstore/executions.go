@@ -63,7 +63,7 @@ func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter
 	if limit <= 0 {
 		limit = 50
 	}
-	limit = min(limit, 1000)
+	limit = min(limit, store.MaxPage)
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -90,17 +90,16 @@ func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter
 		where = append(where, "created_at < "+arg(f.Until))
 	}
 	if f.Cursor != "" {
-		ts, id, ok := strings.Cut(f.Cursor, "_")
-		us, err := strconv.ParseInt(ts, 10, 64)
-		if !ok || err != nil {
-			return nil, "", fmt.Errorf("cursor %q is not one this service returned: start the listing again without it: %w", f.Cursor, store.ErrBadCursor)
+		us, id, err := parseCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
 		}
 		// (created_at, id) before the cursor's, written so that both
 		// databases scan an index range on created_at.
 		t := arg(time.UnixMicro(us).UTC())
 		where = append(where, "created_at <= "+t+" AND (created_at < "+t+" OR id < "+arg(id)+")")
 	}
-	q := `SELECT created_at, doc FROM corral_executions`
+	q := `SELECT created_at, ` + s.summary + ` FROM corral_executions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -129,9 +128,24 @@ func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter
 	next := ""
 	if len(page) > limit {
 		last := page[limit-1]
-		next = strconv.FormatInt(last.created.UnixMicro(), 10) + "_" + last.e.ID
+		next = cursor(last.created, last.e.ID)
 	}
 	return out, next, nil
+}
+
+// A listing's cursor is the creation time (microseconds since the epoch)
+// and id of the last record of the page.
+func cursor(created time.Time, id string) string {
+	return strconv.FormatInt(created.UnixMicro(), 10) + "_" + id
+}
+
+func parseCursor(c string) (int64, string, error) {
+	ts, id, ok := strings.Cut(c, "_")
+	us, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil || id == "" {
+		return 0, "", fmt.Errorf("cursor %q is not one this service returned: start the listing again without it: %w", c, store.ErrBadCursor)
+	}
+	return us, id, nil
 }
 
 // Slots implements store.Store.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Finish implements store.Store: a compare-and-set on the status, which
@@ -19,7 +20,7 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*
 	}
 	var out *store.Execution
 	var applied bool
-	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
 		applied = false
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
@@ -29,15 +30,20 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*
 		if e.Status.Terminal() {
 			return nil // compare-and-set lost: the first terminal state stands
 		}
-		applied, err = s.finish(ctx, tx, e, o)
+		applied = true
+		*local, err = s.finish(ctx, tx, e, o)
 		return err
 	})
-	return out, applied, err
+	if err != nil {
+		return out, false, err
+	}
+	return out, applied, nil
 }
 
 // finish applies o to the non-terminal e (whose row lock tx holds),
-// releases e's own slot and promotes queued work, inside tx.
-func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) (bool, error) {
+// releases e's own slot and promotes queued work, inside tx. It returns
+// the promoted executions reserved to this process's engine (promote).
+func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) (riverengine.Reservations, error) {
 	wasRunning := e.Status == corral.StatusRunning
 	var a *store.Agent
 	if wasRunning {
@@ -45,7 +51,7 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution,
 		var err error
 		a, err = s.getAgent(ctx, tx, e.Agent, true)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return false, err
+			return nil, err
 		}
 	}
 	now := o.FinishedAt
@@ -54,18 +60,18 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution,
 	}
 	store.ApplyOutcome(e, o, now)
 	if err := putExecution(ctx, tx, e); err != nil {
-		return false, err
+		return nil, err
 	}
 	if !wasRunning {
-		return true, nil
+		return nil, nil
 	}
 	if err := releaseSlot(ctx, tx, e); err != nil {
-		return false, err
+		return nil, err
 	}
 	if a == nil {
-		return true, nil
+		return nil, nil
 	}
-	return true, s.promote(ctx, tx, a, now)
+	return s.promote(ctx, tx, a, now)
 }
 
 // cancelledBeforeStart is the outcome of an execution cancelled before
@@ -77,7 +83,7 @@ func cancelledBeforeStart(now time.Time) *store.Outcome {
 // RequestCancel implements store.Store.
 func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time) (*store.Execution, error) {
 	var out *store.Execution
-	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -88,7 +94,19 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 			return fmt.Errorf("execution %s is already %s: %w", id, e.Status, store.ErrConflict)
 		case e.Status == corral.StatusQueued || e.WorkerID == "":
 			// Nothing runs yet: cancel it here, releasing an admitted slot.
-			_, err := s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			*local, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
+			return err
+		}
+		var owners int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_workers WHERE id = $1`, e.WorkerID).Scan(&owners); err != nil {
+			return err
+		}
+		if owners == 0 {
+			// Its worker is gone without recording the end (a worker
+			// forgets itself only once its runs are torn down): nobody
+			// would ever finish it.
+			*local, err = s.finish(ctx, tx, e, &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled,
+				Error: fmt.Sprintf("cancelled on request; the worker that ran it (%s) is gone, its run with it", e.WorkerID), FinishedAt: now})
 			return err
 		}
 		e.CancelRequested = true

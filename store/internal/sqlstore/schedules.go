@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/store"
 )
 
@@ -38,11 +39,21 @@ func (s *Store[TTx]) getSchedule(ctx context.Context, ex Executor, id string, lo
 	return getDoc[store.Schedule](ctx, ex, `SELECT doc FROM corral_schedules WHERE id = $1`+s.lockIf(lock), "schedule", id)
 }
 
-// CreateSchedule implements store.Store.
+// CreateSchedule implements store.Store. The agent's row lock
+// serializes the count with other creations for the agent.
 func (s *Store[TTx]) CreateSchedule(ctx context.Context, sc *store.Schedule) error {
 	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
-		if _, err := s.getAgent(ctx, tx, sc.Agent, false); err != nil {
+		if _, err := s.getAgent(ctx, tx, sc.Agent, true); err != nil {
 			return err
+		}
+		if max := setting.Or(s.limits.MaxSchedulesPerAgent, store.DefaultMaxSchedulesPerAgent); max > 0 {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_schedules WHERE agent = $1`, sc.Agent).Scan(&n); err != nil {
+				return err
+			}
+			if n >= max {
+				return fmt.Errorf("agent %s has %d schedules, the most it may have: delete some first: %w", sc.Agent, n, store.ErrLimit)
+			}
 		}
 		return s.putSchedule(ctx, tx, sc, true)
 	})
@@ -53,31 +64,42 @@ func (s *Store[TTx]) GetSchedule(ctx context.Context, id string) (*store.Schedul
 	return s.getSchedule(ctx, s.db.Read(), id, false)
 }
 
-// ListSchedules implements store.Store.
-func (s *Store[TTx]) ListSchedules(ctx context.Context, agent string) ([]*store.Schedule, error) {
-	if agent == "" {
-		return s.schedules(ctx, `SELECT doc FROM corral_schedules ORDER BY created_at, id`)
+// ListSchedules implements store.Store: oldest first, the cursor being
+// the creation time and id of the last schedule of the page.
+func (s *Store[TTx]) ListSchedules(ctx context.Context, f store.ScheduleFilter) ([]*store.Schedule, string, error) {
+	n := f.Limit
+	if n <= 0 {
+		n = 100
 	}
-	if _, err := s.getAgent(ctx, s.db.Read(), agent, false); err != nil {
-		return nil, err
-	}
-	return s.schedules(ctx, `SELECT doc FROM corral_schedules WHERE agent = $1 ORDER BY created_at, id`, agent)
-}
-
-func (s *Store[TTx]) schedules(ctx context.Context, q string, args ...any) ([]*store.Schedule, error) {
-	rows, err := s.db.Read().Query(ctx, q, args...)
-	out, err := collect(rows, err, func(r Rows) (*store.Schedule, error) {
-		var doc []byte
-		if err := r.Scan(&doc); err != nil {
-			return nil, err
+	n = min(n, store.MaxPage)
+	if f.Agent != "" {
+		if _, err := s.getAgent(ctx, s.db.Read(), f.Agent, false); err != nil {
+			return nil, "", err
 		}
-		sc := new(store.Schedule)
-		return sc, json.Unmarshal(doc, sc)
-	})
-	if out == nil && err == nil {
-		out = []*store.Schedule{}
 	}
-	return out, err
+	var us int64
+	var after string
+	if f.Cursor != "" {
+		var err error
+		if us, after, err = parseCursor(f.Cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	// One statement for every case: an empty agent or cursor matches all.
+	list, err := s.schedules(ctx, `SELECT doc FROM corral_schedules
+		WHERE ($1 = '' OR agent = $1)
+		AND ($2 = '' OR created_at > $3 OR (created_at = $3 AND id > $2))
+		ORDER BY created_at, id LIMIT $4`, f.Agent, after, time.UnixMicro(us).UTC(), n+1)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(list) > n {
+		list = list[:n]
+		last := list[n-1]
+		next = cursor(last.CreatedAt, last.ID)
+	}
+	return list, next, nil
 }
 
 // UpdateSchedule implements store.Store.
@@ -143,4 +165,20 @@ func (s *Store[TTx]) FireSchedule(ctx context.Context, id string, expected, next
 		return s.putSchedule(ctx, tx, sc, false)
 	})
 	return adm, err
+}
+
+func (s *Store[TTx]) schedules(ctx context.Context, q string, args ...any) ([]*store.Schedule, error) {
+	rows, err := s.db.Read().Query(ctx, q, args...)
+	out, err := collect(rows, err, func(r Rows) (*store.Schedule, error) {
+		var doc []byte
+		if err := r.Scan(&doc); err != nil {
+			return nil, err
+		}
+		sc := new(store.Schedule)
+		return sc, json.Unmarshal(doc, sc)
+	})
+	if out == nil && err == nil {
+		out = []*store.Schedule{}
+	}
+	return out, err
 }

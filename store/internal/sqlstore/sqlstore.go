@@ -109,6 +109,14 @@ type Dialect interface {
 	// parameters $first, $first+1, … (JSON text, one per key). The keys
 	// are constants of this package.
 	SetFields(keys []string, first int) string
+	// TextField returns an SQL expression: the doc column's top-level
+	// string field key (a constant of this package), NULL when absent.
+	TextField(key string) string
+	// Summary returns an SQL expression: the doc column of an execution
+	// as a summary (store.Execution.Summary): without the fields stdout,
+	// stderr and result, with input and error cut to n characters, and
+	// summary set to true.
+	Summary(n int) string
 	// IsUnique reports whether err is a unique constraint violation.
 	IsUnique(err error) bool
 }
@@ -125,6 +133,8 @@ type Config[TTx any] struct {
 	// PollInterval is how often an idle queue of the engine looks for
 	// dispatches; zero means the engine's default.
 	PollInterval time.Duration
+	// Limits bound the agents and schedules (zero fields: the defaults).
+	Limits store.Limits
 	// NotifyCancel, when set, runs inside the transaction that flags a
 	// running execution for cancellation, to wake its owner at once
 	// (PostgreSQL's NOTIFY is delivered on commit). The owner polls as
@@ -139,10 +149,12 @@ type Store[TTx any] struct {
 	engine *riverengine.Engine[TTx]
 	poll   time.Duration
 	notify func(ctx context.Context, ex Executor, workerID, executionID string) error
+	limits store.Limits
 
 	// The dialect's clauses and expressions, computed once.
 	lock, skipLocked string
 	claimFields      string
+	summary, logPath string
 }
 
 // New returns the rules on cfg.DB, with a River client on cfg.River as
@@ -157,16 +169,19 @@ func New[TTx any](cfg Config[TTx]) (*Store[TTx], error) {
 		engine:      eng,
 		poll:        cfg.PollInterval,
 		notify:      cfg.NotifyCancel,
+		limits:      cfg.Limits,
 		lock:        cfg.DB.Lock(false),
 		skipLocked:  cfg.DB.Lock(true),
 		claimFields: cfg.DB.SetFields(claimKeys, 3),
+		summary:     cfg.DB.Summary(store.SummaryChars),
+		logPath:     cfg.DB.TextField("log_path"),
 	}, nil
 }
 
 // StartEngine implements store.Store.
 func (s *Store[TTx]) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
 	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run,
-		LabelSets: s.labelSets, PollInterval: s.poll})
+		LabelSets: s.labelSets, PollInterval: s.poll, Redispatch: s.Redispatch})
 }
 
 // RefreshEngine implements store.Store.
@@ -191,6 +206,25 @@ func (s *Store[TTx]) labelSets(ctx context.Context) ([][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// txLocal runs fn in one transaction (DB.Tx) in which fn may reserve
+// local runs of promoted executions (promote) into *local; they start
+// once the transaction commits, and are released when it does not, or
+// when it runs again.
+func (s *Store[TTx]) txLocal(ctx context.Context, fn func(tx Tx[TTx], local *riverengine.Reservations) error) error {
+	var local riverengine.Reservations
+	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
+		local.Release()
+		local = nil
+		return fn(tx, &local)
+	})
+	if err != nil {
+		local.Release()
+		return err
+	}
+	local.Start()
+	return nil
 }
 
 // lockIf returns the row-lock clause when lock is set.
