@@ -343,3 +343,27 @@ func TestSignalReachesTheMainProcessOnly(t *testing.T) {
 		t.Fatalf("signal after exit: %v", err)
 	}
 }
+
+// slowWriter takes a while over every write, as a stalled consumer of the
+// live output (or a starved machine) would.
+type slowWriter struct{ d time.Duration }
+
+func (w slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(w.d)
+	return len(p), nil
+}
+
+// TestRunKeepsWhatThePipeHeldWhenTheDrainEnds: the drain's deadline bounds
+// the wait for more output, not the output already written. A reader kept
+// busy past the deadline still takes what the pipe held when the command
+// exited.
+func TestRunKeepsWhatThePipeHeldWhenTheDrainEnds(t *testing.T) {
+	tag := testutil.Tag(t)
+	spec := bash(tag, `yes corral | head -c 300000`)
+	spec.Stdout = slowWriter{100 * time.Millisecond}
+	spec.Drain = 50 * time.Millisecond
+	res := run(t, spec)
+	if res.Stdout.Bytes != 300000 {
+		t.Fatalf("kept %d of 300000 bytes (%s)", res.Stdout.Bytes, res.Status())
+	}
+}

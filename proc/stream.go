@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,22 +57,33 @@ func (s *stream) run() {
 	for {
 		n, err := s.r.Read(b)
 		if n > 0 {
-			s.buf.Write(b[:n])
-			if s.spill != nil {
-				if _, werr := s.spill.Write(b[:n]); werr != nil {
-					s.closeSpill(true) // a full disk must not stop the capture
-				}
-			}
-			if s.w != nil {
-				s.w.Write(b[:n])
-			}
+			s.take(b[:n])
 			if n == len(b) && len(b) < maxRead {
 				b = make([]byte, len(b)*4)
 			}
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The drain's deadline bounds the wait for more output, never
+			// the output already written: a reader the machine starved
+			// may be behind what the pipe holds.
+			sweepPipe(s.r, b, s.take)
+		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// take keeps p: in the buffer, the spill file and the live writer.
+func (s *stream) take(p []byte) {
+	s.buf.Write(p)
+	if s.spill != nil {
+		if _, werr := s.spill.Write(p); werr != nil {
+			s.closeSpill(true) // a full disk must not stop the capture
+		}
+	}
+	if s.w != nil {
+		s.w.Write(p)
 	}
 }
 
