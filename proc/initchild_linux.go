@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -91,16 +92,31 @@ func (c *initChild) exitedNow() bool {
 }
 
 // waitPidfd blocks until the process of the pidfd has exited.
+// f must be non-blocking (in the poller), or closed to end the wait.
 func waitPidfd(f *os.File) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return
 	}
-	rc.Read(func(fd uintptr) bool {
+	ready := func(fd uintptr) bool {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, 0)
 		return err != nil || n > 0
-	})
+	}
+	if err := rc.Read(ready); err != nil && !errors.Is(err, os.ErrClosed) {
+		// Not in the poller after all: wait in a thread, a second at a
+		// time, until it is ready or closed.
+		for {
+			done := true
+			if rc.Control(func(fd uintptr) {
+				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				n, err := unix.Poll(fds, 1000)
+				done = err != nil && err != unix.EINTR || n > 0
+			}) != nil || done {
+				return
+			}
+		}
+	}
 }
 
 func (c *initChild) handle() Handle {

@@ -44,26 +44,23 @@ func (c *initChild) release(keep bool) {
 	if c.poolable && c.reuse() {
 		return
 	}
-	// The tree is gone. The init exits at once, but its exit takes the
-	// namespaces down with it, which the kernel may take milliseconds to
-	// do: reap it in the background, and its cgroup leaf after it.
+	// The tree is gone. The init exits at once; its exit takes its
+	// namespaces down with it (a millisecond or a few), which is waited
+	// for, so that nothing of the run outlives it.
 	c.ctl.Send(shim.Msg{Op: shim.OpExit})
 	c.ctl.Close()
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
 	<-c.reader
+	c.waitInit()
+	if c.initFD != nil {
+		c.initFD.Close()
+	}
+	if c.leaf != nil {
+		c.leaf.Close()
+	}
 	c.releaseBox()
-	initFD, leaf := c.initFD, c.leaf
-	go func() {
-		c.waitInit()
-		if initFD != nil {
-			initFD.Close()
-		}
-		if leaf != nil {
-			leaf.Close()
-		}
-	}()
 }
 
 // reuse hands the init, whose tree is gone, to the pool of idle ones. It
@@ -82,7 +79,7 @@ func (c *initChild) reuse() bool {
 	// The init answers Idle once it waits for the next run; whoever takes
 	// it next skips that answer.
 	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil || !c.putIdle() {
-		go c.letGo()
+		c.letGo()
 	}
 	return true
 }

@@ -82,7 +82,7 @@ func (c *initChild) putIdle() bool {
 	for _, in := range stale {
 		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
 		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: true, reader: closedChan}
-		go old.letGo()
+		old.letGo()
 	}
 	return ok
 }

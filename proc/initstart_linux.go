@@ -190,6 +190,9 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	}
 	c.init, c.ownInit = pid, true
 	if pidfd >= 0 {
+		// Non-blocking, so that the File lives in the poller and waits on
+		// it park a goroutine rather than fail at once.
+		unix.SetNonblock(pidfd, true)
 		c.initFD = os.NewFile(uintptr(pidfd), "pidfd")
 	}
 	if st, err := procfs.ReadStat(pid); err == nil {

@@ -64,12 +64,12 @@ func (t *cgroupTree) release(detach bool) func() bool {
 				if pop, err := t.leaf.Populated(); err == nil && pop {
 					return false
 				}
-				t.leaf.Release()
+				t.leaf.Close()
 				return true
 			}
 		}
 	}
-	t.leaf.Release()
+	t.leaf.Close()
 	return nil
 }
 

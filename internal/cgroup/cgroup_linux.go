@@ -343,33 +343,6 @@ func (l *Leaf) Close() error {
 	return l.Remove()
 }
 
-// Release closes the leaf of a tree known to be gone and removes its
-// directory: at once when the kernel lets it, otherwise (an empty leaf may
-// stay busy for a while after its last process died, longer on a busy
-// machine) from a goroutine that retries for up to five seconds, so that
-// the caller does not wait for the kernel's bookkeeping.
-func (l *Leaf) Release() {
-	if l.fd >= 0 {
-		_ = unix.Close(l.fd)
-		l.fd = -1
-	}
-	if err := os.Remove(l.Path); err == nil || !errors.Is(err, syscall.EBUSY) {
-		return
-	}
-	if pop, err := l.Populated(); err != nil || pop {
-		return // not gone after all: left for Reclaim, like Close does
-	}
-	go func() {
-		d := time.Millisecond
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); d = min(2*d, 100*time.Millisecond) {
-			time.Sleep(d)
-			if err := os.Remove(l.Path); err == nil || !errors.Is(err, syscall.EBUSY) {
-				return
-			}
-		}
-	}()
-}
-
 // Remove removes the leaf's directory. An empty leaf may stay busy for a
 // moment after its last process died, so EBUSY is retried briefly.
 func (l *Leaf) Remove() error {

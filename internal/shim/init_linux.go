@@ -228,13 +228,14 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	closeAll(stdio)
 	// The command is this process's child and not reaped yet: its pid
 	// cannot have been recycled.
-	cmdFD, err := unix.PidfdOpen(c.pid, 0)
+	// Non-blocking pidfds: corral waits on them in its poller.
+	cmdFD, err := unix.PidfdOpen(c.pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		unix.Kill(c.pid, unix.SIGKILL)
 		st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
 		return false
 	}
-	selfFD, err := unix.PidfdOpen(os.Getpid(), 0)
+	selfFD, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
 	if err != nil {
 		unix.Close(cmdFD)
 		unix.Kill(c.pid, unix.SIGKILL)
