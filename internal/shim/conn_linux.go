@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -98,7 +99,11 @@ type Conn struct {
 }
 
 // maxMsg bounds a message; configurations travel as files, not messages.
-const maxMsg = 64 << 10
+const maxMsg = 16 << 10
+
+// bufs holds receive buffers: a supervisor with a thousand runs has a
+// thousand Recvs waiting.
+var bufs = sync.Pool{New: func() any { b := make([]byte, maxMsg); return &b }}
 
 // maxFDs is the most descriptors a message carries.
 const maxFDs = 8
@@ -176,12 +181,14 @@ func (c *Conn) Send(m Msg, files ...*os.File) error {
 // carried, which the caller owns. It returns io.EOF when the other end is
 // closed, or this one.
 func (c *Conn) Recv() (Msg, []*os.File, error) {
-	buf := make([]byte, maxMsg)
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	buf := *bp
 	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
-	var n, oobn int
+	var n, oobn, flags int
 	var rerr error
 	err := c.rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
 		return rerr != unix.EAGAIN
 	})
 	if err != nil {
@@ -196,6 +203,10 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 	files, ferr := parseRights(oob[:oobn])
 	if n == 0 && oobn == 0 {
 		return Msg{}, nil, io.EOF
+	}
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeAll(files)
+		return Msg{}, nil, fmt.Errorf("shim: a message longer than %d bytes or with more than %d descriptors", maxMsg, maxFDs)
 	}
 	var m Msg
 	if err := json.Unmarshal(buf[:n], &m); err != nil {
