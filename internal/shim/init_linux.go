@@ -313,9 +313,11 @@ func (st *initState) serve(cmd int) (stay bool) {
 				return false
 			case m.Op == OpExit:
 				// The tree should be gone; make sure, and leave no zombie
-				// behind to be handed to corral.
+				// behind to be handed to corral. Then go at once: corral
+				// waits for this exit, and the kernel releases the rest
+				// (the gate's notification descriptor included).
 				st.killTree()
-				return false
+				os.Exit(0)
 			case m.Op == OpIdle:
 				// The run is over: nothing of it may stay, and this init
 				// waits for the next.
