@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -45,6 +46,7 @@ type initChild struct {
 	poolable bool          // a plain init, which may serve another run
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed
+	alone    atomic.Bool   // nothing else of the tree was left when it exited
 	reader   chan struct{} // closed when the control reader is done
 	stopOnce sync.Once
 }
@@ -63,6 +65,7 @@ func (c *initChild) read() {
 			if m.Signal != 0 {
 				c.status.code = -1
 			}
+			c.alone.Store(m.Alone)
 			c.markExited()
 			if c.poolable {
 				// The init says nothing more of this run; its socket may
@@ -153,6 +156,9 @@ func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]string, exec
 }
 
 func (c *initChild) alive() int {
+	if c.alone.Load() && c.exitedNow() {
+		return 0 // the init saw nothing left when the command ended
+	}
 	n := 0
 	for _, m := range c.tree.members() {
 		if m.pid != c.pid {

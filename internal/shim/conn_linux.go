@@ -64,9 +64,12 @@ type Msg struct {
 	Pid   int    `json:"pid,omitempty"`
 	Start uint64 `json:"start,omitempty"`
 
-	// Exited: the exit code, or the signal that ended the command.
-	Code   int `json:"code,omitempty"`
-	Signal int `json:"signal,omitempty"`
+	// Exited: the exit code, or the signal that ended the command, and
+	// whether nothing else of the tree was left at that moment (then
+	// nothing else can appear).
+	Code   int  `json:"code,omitempty"`
+	Signal int  `json:"signal,omitempty"`
+	Alone  bool `json:"alone,omitempty"`
 
 	// Failed: the stage that failed ("config", "prepare", "confine",
 	// "start"), the errno when there is one, and the message.

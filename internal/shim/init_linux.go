@@ -359,6 +359,16 @@ func (st *initState) receive() <-chan incoming {
 // reap collects every exited child, reports the command's status when it
 // is among them, and says whether no child is left at all.
 func (st *initState) reap(cmd int) (empty bool) {
+	var exited *Msg
+	// The command's end is reported once the children are reaped, saying
+	// whether it left anything: with no child left, no process of the tree
+	// is (orphans come here), and none can appear any more.
+	defer func() {
+		if exited != nil {
+			exited.Alone = empty
+			st.ctl.Send(*exited)
+		}
+	}()
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -372,13 +382,12 @@ func (st *initState) reap(cmd int) (empty bool) {
 			return false
 		}
 		if pid == cmd {
-			m := Msg{Op: OpExited}
+			exited = &Msg{Op: OpExited}
 			if ws.Signaled() {
-				m.Signal = int(ws.Signal())
+				exited.Signal = int(ws.Signal())
 			} else {
-				m.Code = ws.ExitStatus()
+				exited.Code = ws.ExitStatus()
 			}
-			st.ctl.Send(m)
 		}
 	}
 }
