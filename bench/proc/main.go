@@ -3,7 +3,8 @@
 // Command proc measures corral's supervision core beside its peers, in one
 // run on one machine: timeout overshoot and survivors over escape scenarios
 // (vs GNU timeout and os/exec with WaitDelay), output capture throughput and
-// peak memory (vs cat through a pipe), and a thousand concurrent runs.
+// peak memory (vs cat through a pipe), a thousand concurrent runs, and how
+// soon a killed supervisor's tree goes (vs os/exec, whose tree stays).
 //
 //	go run ./bench/proc            # everything
 //	go run ./bench/proc overshoot  # one part: overshoot, capture, concurrent
@@ -38,8 +39,9 @@ func main() {
 		"overshoot":  overshoot,
 		"capture":    capture,
 		"concurrent": concurrent,
+		"death":      death,
 	}
-	order := []string{"spawn", "overshoot", "capture", "concurrent"}
+	order := []string{"spawn", "overshoot", "capture", "concurrent", "death"}
 	if len(os.Args) > 1 {
 		order = os.Args[1:]
 	}
@@ -47,7 +49,7 @@ func main() {
 	for _, p := range order {
 		f, ok := parts[p]
 		if !ok {
-			fmt.Fprintf(os.Stderr, "unknown part %q (want spawn, overshoot, capture or concurrent)\n", p)
+			fmt.Fprintf(os.Stderr, "unknown part %q (want spawn, overshoot, capture, concurrent or death)\n", p)
 			os.Exit(2)
 		}
 		f()
