@@ -349,9 +349,16 @@ func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 		queued = append(queued, e.ID)
 	}
 	testutil.WaitFor(t, 30*time.Second, "both trees started and logged", func() bool {
-		for _, id := range running {
+		for i, id := range running {
 			// The worker's run file is written with the handle.
 			if _, err := os.Stat(filepath.Join(data, "runs", id+".json")); err != nil {
+				return false
+			}
+			// A line reaches the log within runlog.FlushDelay of being
+			// read; what a kill -9 finds unwritten is lost with the
+			// service, so the test waits for the line to be written.
+			log, err := os.ReadFile(filepath.Join(data, "logs", id+".jsonl"))
+			if err != nil || !strings.Contains(string(log), fmt.Sprintf("started-%d", i)) {
 				return false
 			}
 		}
