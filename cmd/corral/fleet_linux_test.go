@@ -262,8 +262,14 @@ func TestFleetKill9WorkerIsRecoveredByTheOthersAndRejoins(t *testing.T) {
 		t.Fatalf("queued: %v %v", queued, err)
 	}
 	testutil.WaitFor(t, 30*time.Second, "three trees running on w0", func() bool {
-		for _, id := range ids {
+		for i, id := range ids {
 			if e, err := c.Execution(bg, id); err != nil || !f.treeRecorded(e) || e.WorkerID != "w0" {
+				return false
+			}
+			// Lines reach the log in batches (runlog.FlushDelay); what
+			// the kill finds unwritten dies with the worker.
+			log, err := os.ReadFile(filepath.Join(dir0, "logs", id+".jsonl"))
+			if err != nil || !strings.Contains(string(log), fmt.Sprint("started-", i)) {
 				return false
 			}
 		}
