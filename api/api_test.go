@@ -67,7 +67,13 @@ func newAPI(t testing.TB, cfg api.Config) (*api.Server, *service.Service, string
 }
 
 func do(h http.Handler, method, path, body, auth string) *httptest.ResponseRecorder {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// A followed event stream ends when its request does; anything else
+	// gets the time a machine under load may need.
+	wait := 30 * time.Second
+	if strings.Contains(path, "/events") {
+		wait = 200 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
 	if method != "GET" && method != "HEAD" {

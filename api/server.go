@@ -267,7 +267,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "conflict", err.Error())
 	case errors.Is(err, service.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, "closing", "the service is shutting down; retry on another worker or after restart")
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), r.Context().Err() != nil:
+		// The client went away (or its deadline passed) while the
+		// service worked: whatever the store answered, that is not the
+		// service's fault, and nobody reads the answer.
 		writeError(w, 499, "cancelled", "request cancelled")
 	default:
 		s.internalError(w, r, err)
