@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -133,6 +134,48 @@ type runFile struct {
 	PidStart    uint64      `json:"pid_start,omitempty"`
 	BootID      string      `json:"boot_id,omitempty"`
 	Handle      proc.Handle `json:"handle"`
+}
+
+// runFileDelay is how long a run lives before its run file is written.
+// Creating a file is the largest cost of a trivial task on a real disk, and
+// the file guards against a triple fault only (this worker dead, the init
+// or guardian that kills its trees with it dead too, and another worker
+// recording the run first, which takes a lease); a run that ends sooner
+// never needs it, and one that has not ended by then gets it.
+const runFileDelay = time.Second
+
+// runFileLater writes a run's file once the run has lived runFileDelay,
+// and removes it at the run's end if it was written.
+type runFileLater struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	written bool
+	ended   bool
+}
+
+func (r *runFileLater) startLater(s *Service, id string, h proc.Handle) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = time.AfterFunc(runFileDelay, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.ended {
+			s.writeRunFile(id, h)
+			r.written = true
+		}
+	})
+}
+
+func (r *runFileLater) end(s *Service, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+	if r.t != nil {
+		r.t.Stop()
+	}
+	if r.written {
+		os.Remove(s.runFilePath(id))
+	}
 }
 
 func (s *Service) runFilePath(id string) string { return filepath.Join(s.runDir, id+".json") }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -79,6 +78,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutput
 	}
+	var rf runFileLater
 	job := &executor.Job{
 		Agent:     a,
 		Execution: e,
@@ -91,7 +91,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 			// crash of this worker leaves a tree recovery can kill.
 			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			s.writeRunFile(id, h)
+			rf.startLater(s, id, h)
 			if err := s.st.SetRunInfo(rctx, id, s.id, &store.Execution{Handle: &h}); err != nil {
 				s.log.Warn("could not record the process handle", "execution", id, "err", err)
 			}
@@ -112,7 +112,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	res, _ := ex.Run(ctx, job)
 	treeGone := time.Now()
 	logs.close()
-	os.Remove(s.runFilePath(id))
+	rf.end(s, id)
 	lw.Write("system", fmt.Appendf(nil, "ended: %s", res.Status))
 	lw.Close()
 	if n := lw.Note(); n != "" {

@@ -18,7 +18,7 @@ import (
 // supervision core, as the user and in the environment its Policy gives.
 //
 // The input never appears in the shell's arguments, where every local user
-// could read it (ps, /proc/PID/cmdline): it is written to an unlinked file
+// could read it (ps, /proc/PID/cmdline): it is written to an anonymous file
 // the shell gets as its standard input, reads whole, and then replaces
 // with the null device before it runs the script, so the script's own
 // commands still read nothing. PowerShell is the exception: it takes the
@@ -125,13 +125,17 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 }
 
 // scriptFile returns an unlinked file holding script, at its start: only
-// the process that inherits it can read it.
+// the process that inherits it can read it. Where the system has anonymous
+// memory files (Linux) the script never reaches a disk, and costs no file
+// creation, the largest cost of a trivial task on a real disk.
 func scriptFile(script string) (*os.File, error) {
-	f, err := os.CreateTemp("", "corral-task-*")
+	f, err := memFile("corral-task")
 	if err != nil {
-		return nil, fmt.Errorf("could not write the task's input to a temporary file: %w", err)
+		if f, err = os.CreateTemp("", "corral-task-*"); err != nil {
+			return nil, fmt.Errorf("could not write the task's input to a temporary file: %w", err)
+		}
+		os.Remove(f.Name())
 	}
-	os.Remove(f.Name())
 	if _, err := f.WriteString(script); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("could not write the task's input to a temporary file: %w", err)
