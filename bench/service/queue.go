@@ -86,6 +86,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	fmt.Printf("  corral serve, queued tasks          %7.1f tasks/s   (target >= 300/s)\n", float64(n)/elapsed.Seconds())
 	fmt.Printf("  CPU per task: service %s, the task's processes %s (2 cores: at most %.0f tasks/s on an idle machine)\n",
 		(self / time.Duration(n)).Round(time.Microsecond), (kids / time.Duration(n)).Round(time.Microsecond), 2*float64(n)/(self+kids).Seconds())
+	fmt.Printf("  reference, same directory's filesystem: creating %d files costs %s of CPU each (each task creates one: its log)\n", n, createCost(dir, n))
 	fmt.Printf("  freed slot -> next claimed, from the release's commit (n=%d)  p50 %8s  p99 %8s   (target <= 5ms)\n", len(idle), pct(idle, 50), pct(idle, 99))
 	fmt.Printf("  slot idle, from the run's tree gone, release transaction included (n=%d)  p50 %8s  p99 %8s\n", len(gap), pct(gap, 50), pct(gap, 99))
 }
@@ -133,3 +134,19 @@ func riverRaw(ctx context.Context, n int) float64 {
 type noopArgs struct{}
 
 func (noopArgs) Kind() string { return "noop" }
+
+// createCost measures what creating (and closing) an empty file costs in
+// dir, in this process's CPU time: n files in a fresh subdirectory, as
+// the service's logs directory is.
+func createCost(dir string, n int) time.Duration {
+	d, err := os.MkdirTemp(dir, "create-cost-")
+	check(err)
+	defer os.RemoveAll(d)
+	c0 := cpu()
+	for i := range n {
+		f, err := os.OpenFile(filepath.Join(d, fmt.Sprintf("%06d.jsonl", i)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		check(err)
+		f.Close()
+	}
+	return ((cpu() - c0) / time.Duration(n)).Round(time.Microsecond)
+}
