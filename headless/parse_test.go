@@ -335,3 +335,28 @@ func TestToolDetailsAreRedactedInTheResult(t *testing.T) {
 		t.Errorf("over-redacted: %+v", c)
 	}
 }
+
+// TestCutCountsAreCurrentWhenTheResultLineEndsTheTurn feeds a line longer
+// than the limit and the result line in one read: the turn may be
+// finalized as soon as the result line is seen, before the read is
+// accounted, and the cut bytes of that same read must already count.
+// (Under CPU load, reads coalesce: the suite once saw 24,576 bytes
+// missing.)
+func TestCutCountsAreCurrentWhenTheResultLineEndsTheTurn(t *testing.T) {
+	l := ledger(&Spec{MaxLine: 1 << 10})
+	huge := `{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100<<10) + `"}]}}` + "\n"
+	result := `{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s1"}` + "\n"
+	var atResult *Result
+	l.spec.OnEvent = func(e Event) {
+		if e.Kind == KindResult {
+			atResult = l.snapshot(FinalizedByResult)
+		}
+	}
+	l.feed([]byte(huge+result), 0)
+	if atResult == nil {
+		t.Fatal("no result event")
+	}
+	if want := int64(len(huge) - 1 - 1<<10); atResult.LinesCut != 1 || atResult.BytesCut != want {
+		t.Errorf("at the result: lines cut %d, bytes cut %d; want 1 and %d", atResult.LinesCut, atResult.BytesCut, want)
+	}
+}

@@ -237,6 +237,9 @@ func (t *Turn) onLine(line []byte, cut bool) {
 	in := t.parser.line(line, cut, now)
 	t.mu.Lock()
 	t.st.lines++
+	// The line may end the turn before the Write that carried it returns:
+	// what was cut of the lines before it (in the same read) counts now.
+	t.st.linesCut, t.st.bytesCut = t.lines.Cut, t.lines.Skipped
 	t.tr.line(line, cut)
 	if t.st.finalized || in == nil {
 		t.mu.Unlock()
