@@ -26,12 +26,13 @@ type child interface {
 	signalTree(sig syscall.Signal) []procKey
 	// images returns the live processes of the tree with the program each
 	// runs, for signalLate; nil where the tier cannot list them.
-	images() map[procKey]string
+	images() map[procKey]sentProc
 	// signalLate sends sig (followed by SIGCONT) to the live processes of
-	// the tree that are not in sent, and with execs to those that run
-	// another program than the one sent records; it records them and
-	// returns them.
-	signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey
+	// the tree that are not in sent, and to those that run another program
+	// than the one sent records if they executed it within execWindow of
+	// their signal, not counting the time the machine kept them from a
+	// CPU; it records them and returns them.
+	signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey
 	// killTree sends SIGKILL to the whole tree, in a way that forks cannot
 	// race where the tier allows, and returns the processes it found.
 	killTree() []procKey

@@ -103,9 +103,9 @@ func (c *bsdChild) signalTree(sig syscall.Signal) []procKey {
 
 // images and signalLate do nothing: the group signal reached every
 // member, and the system cannot list them.
-func (c *bsdChild) images() map[procKey]string { return nil }
+func (c *bsdChild) images() map[procKey]sentProc { return nil }
 
-func (c *bsdChild) signalLate(syscall.Signal, map[procKey]string, bool) []procKey { return nil }
+func (c *bsdChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 
 func (c *bsdChild) killTree() []procKey { return c.signalTree(unix.SIGKILL) }
 

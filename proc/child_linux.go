@@ -419,30 +419,39 @@ func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
 	return keys
 }
 
-func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
-	return signalLate(c.tree, sig, sent, execs)
+func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
+	return signalLate(c.tree, sig, sent)
 }
 
-func (c *linuxChild) images() map[procKey]string { return images(c.tree) }
+func (c *linuxChild) images() map[procKey]sentProc { return images(c.tree) }
 
 // signalLate sends sig to the members of t that joined the tree since the
-// first signal, and with execs to those that run another program than when
-// they got it: a shell's child forked while the shell held the signal
-// blocked may catch it in the shell's inherited handler and lose it when
-// it executes the command.
-func signalLate(t tree, sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
+// first signal, and to those that run another program than when they got
+// it, if they executed it within execWindow of the signal on their own
+// clock: a shell's child forked while the shell held the signal blocked
+// may catch it in the shell's inherited handler and lose it when it
+// executes the command. The time the machine withheld a CPU since the
+// signal does not count (the process's own wait on a run queue, or, larger,
+// the machine's CPU stall time, which covers this supervisor's wait to look
+// too): on a machine whose cores are busy the process may wait longer than
+// the window before it runs at all.
+func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	var out []procKey
+	stall := cpuStall()
 	for _, k := range t.members() {
-		img, ok := sent[k]
-		if ok && !execs {
-			continue
+		was, ok := sent[k]
+		if ok {
+			starved := max(runWait(k.pid)-was.wait, stall-was.stall)
+			if time.Since(was.at)-starved >= execWindow {
+				continue
+			}
 		}
 		now := image(k.pid)
-		if ok && img == now {
+		if ok && was.image == now {
 			continue
 		}
 		if t.signalMember(k, sig) == nil {
-			sent[k] = now
+			sent[k] = sentProc{image: now, at: time.Now(), wait: runWait(k.pid), stall: stall}
 			out = append(out, k)
 		}
 	}
@@ -454,13 +463,48 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]string, execs bool)
 	return out
 }
 
-// images returns the members of t with the program each runs.
-func images(t tree) map[procKey]string {
-	m := map[procKey]string{}
+// images returns the members of t with the program each runs and how
+// long each has waited for a CPU so far.
+func images(t tree) map[procKey]sentProc {
+	m := map[procKey]sentProc{}
+	at, stall := time.Now(), cpuStall()
 	for _, k := range t.members() {
-		m[k] = image(k.pid)
+		m[k] = sentProc{image: image(k.pid), at: at, wait: runWait(k.pid), stall: stall}
 	}
 	return m
+}
+
+// cpuStall returns the machine's CPU stall time so far: the wall time
+// during which some runnable task waited for a CPU (/proc/pressure/cpu,
+// "some total"), or 0 where the kernel does not keep it.
+func cpuStall() time.Duration {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	_, total, ok := strings.Cut(line, "total=")
+	if !ok || !strings.HasPrefix(line, "some") {
+		return 0
+	}
+	us, _ := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return time.Duration(us) * time.Microsecond
+}
+
+// runWait returns how long pid has waited on a run queue in its life
+// (/proc/PID/schedstat, second field), or 0 where the kernel does not
+// say.
+func runWait(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	ns, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(ns)
 }
 
 // image names the program pid runs: its executable and its name, which

@@ -191,9 +191,9 @@ func (c *windowsChild) signalTree(sig syscall.Signal) []procKey {
 
 // images and signalLate do nothing: the console event reaches the whole
 // group, and a job that could not get it was terminated.
-func (c *windowsChild) images() map[procKey]string { return nil }
+func (c *windowsChild) images() map[procKey]sentProc { return nil }
 
-func (c *windowsChild) signalLate(syscall.Signal, map[procKey]string, bool) []procKey { return nil }
+func (c *windowsChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 
 // killTree terminates every member of the job and returns those it found.
 func (c *windowsChild) killTree() []procKey {

@@ -29,10 +29,10 @@ func (c *fakeChild) exited() <-chan struct{}             { return c.exit }
 func (c *fakeChild) signalMain(syscall.Signal) error     { return nil }
 func (c *fakeChild) signalTree(syscall.Signal) []procKey { return nil }
 func (c *fakeChild) killTree() []procKey                 { return nil }
-func (c *fakeChild) images() map[procKey]string          { return nil }
+func (c *fakeChild) images() map[procKey]sentProc        { return nil }
 
-func (c *fakeChild) signalLate(syscall.Signal, map[procKey]string, bool) []procKey { return nil }
-func (c *fakeChild) finish(bool) (exitStatus, error)                               { return exitStatus{}, nil }
+func (c *fakeChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
+func (c *fakeChild) finish(bool) (exitStatus, error)                           { return exitStatus{}, nil }
 
 func (c *fakeChild) dying() ([]stuckProc, int) {
 	c.mu.Lock()

@@ -149,10 +149,10 @@ func (c *initChild) signalTree(sig syscall.Signal) []procKey {
 
 func (c *initChild) killTree() []procKey { return c.tree.kill() }
 
-func (c *initChild) images() map[procKey]string { return images(c.tree) }
+func (c *initChild) images() map[procKey]sentProc { return images(c.tree) }
 
-func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]string, execs bool) []procKey {
-	return signalLate(c.tree, sig, sent, execs)
+func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
+	return signalLate(c.tree, sig, sent)
 }
 
 func (c *initChild) alive() int {

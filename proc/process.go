@@ -305,8 +305,8 @@ func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
 
 // execWindow is how long after the stop signal escalate watches for
 // processes that lost it in a fork and then executed their program; such a
-// process executes within microseconds of its fork, a loaded machine
-// permitting.
+// process executes within microseconds of its fork once it runs, so the
+// window counts only the time each process was not waiting for a CPU.
 const execWindow = 250 * time.Millisecond
 
 // escalate ends the tree: the stop signal (with SIGCONT), up to the grace
@@ -327,8 +327,7 @@ func (p *Process) escalate() time.Time {
 		}
 		sent := p.child.images()
 		p.addKilled(p.child.signalTree(sig))
-		at := time.Now()
-		late := func() { p.addKilled(p.child.signalLate(sig, sent, time.Since(at) < execWindow)) }
+		late := func() { p.addKilled(p.child.signalLate(sig, sent)) }
 		if p.waitGone(time.Now().Add(g), late) {
 			return time.Now().Add(p.spec.drain())
 		}
@@ -521,6 +520,15 @@ type exitStatus struct {
 type procKey struct {
 	pid   int
 	start uint64
+}
+
+// sentProc is what escalate knew of a process when the stop signal went
+// to it: the program it ran, when, how long the process had waited for a
+// CPU in its life, and the machine's CPU stall time then.
+type sentProc struct {
+	image       string
+	at          time.Time
+	wait, stall time.Duration
 }
 
 func lookPath(spec *Spec) (string, error) {

@@ -123,7 +123,10 @@ func TestReclaimKillsTheTreeOfADeadSupervisor(t *testing.T) {
 			cmd, s := startSupervisor(t, tag, string(tier))
 			h := s.Handle
 			// The binding goes first, then the supervisor, neither with a
-			// chance to clean up.
+			// chance to clean up: the supervisor is stopped first, or it
+			// could act on its init's death before its own (a loaded
+			// machine once gave it the time).
+			cmd.Process.Signal(unix.SIGSTOP)
 			for _, pid := range []int{s.Guardian, h.Init} {
 				if pid > 0 {
 					unix.Kill(pid, unix.SIGKILL)
