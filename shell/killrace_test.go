@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -22,10 +23,10 @@ func TestJobKillRightAfterStartReturnsBeforeTheGrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		j, _ := s.Job(res.JobID)
-		start := time.Now()
+		start, clock := time.Now(), testutil.StartSchedClock()
 		info := j.Kill()
-		if d := time.Since(start); d > proc.DefaultGrace/2 || info.Signal == "SIGKILL" {
-			t.Errorf("kill %d returned after %v: %+v", i, d, info)
+		if d := time.Since(start); d > proc.DefaultGrace/2+clock.Waited() || info.Signal == "SIGKILL" {
+			t.Errorf("kill %d returned after %v (%v of CPU starvation): %+v", i, d, clock.Waited(), info)
 		}
 	}
 }
@@ -35,13 +36,13 @@ func TestShortTimeoutReturnsBeforeTheGrace(t *testing.T) {
 	s := newSession(t, tool)
 	for i := range 40 {
 		timeout := time.Duration(1+i%20) * time.Millisecond
-		start := time.Now()
+		start, clock := time.Now(), testutil.StartSchedClock()
 		res, err := s.Run(context.Background(), Request{Command: "sleep 60", Timeout: timeout})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d > proc.DefaultGrace/2 || !res.TimedOut || res.Signal == "SIGKILL" {
-			t.Errorf("run %d with timeout %v returned after %v: %s", i, timeout, d, res.Status())
+		if d := time.Since(start); d > proc.DefaultGrace/2+clock.Waited() || !res.TimedOut || res.Signal == "SIGKILL" {
+			t.Errorf("run %d with timeout %v returned after %v (%v of CPU starvation): %s", i, timeout, d, clock.Waited(), res.Status())
 		}
 	}
 	if res := run(t, s, "echo alive"); res.Stdout != "alive\n" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -176,7 +177,9 @@ func TestRunAsAnotherUserCannotReadTheDataDirectory(t *testing.T) {
 	if res.User != "nobody" {
 		t.Errorf("the result says it ran as %q", res.User)
 	}
-	if !strings.HasPrefix(out, nobody.Uid+"\n") || !strings.Contains(out, "user=nobody") {
+	// Stdout and stderr are two pipes: their lines interleave as they
+	// arrive, so the uid is a line of out, not necessarily the first.
+	if !slices.Contains(strings.Split(out, "\n"), nobody.Uid) || !strings.Contains(out, "user=nobody") {
 		t.Fatalf("did not run as nobody (uid %s):\n%s", nobody.Uid, out)
 	}
 	if strings.Contains(out, "the-token") || !strings.Contains(out, "Permission denied") {
