@@ -437,13 +437,15 @@ func (c *linuxChild) images() map[procKey]sentProc { return images(c.tree) }
 // the window before it runs at all.
 func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	var out []procKey
-	stall := cpuStall()
+	stall := procfs.CPUStall()
 	for _, k := range t.members() {
 		was, ok := sent[k]
 		if ok {
-			starved := max(runWait(k.pid)-was.wait, stall-was.stall)
-			if time.Since(was.at)-starved >= execWindow {
-				continue
+			if wall := time.Since(was.at); wall >= execWindow {
+				starved := max(procfs.RunWait(k.pid)-was.wait, stall-was.stall)
+				if wall-starved >= execWindow {
+					continue
+				}
 			}
 		}
 		now := image(k.pid)
@@ -451,7 +453,7 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 			continue
 		}
 		if t.signalMember(k, sig) == nil {
-			sent[k] = sentProc{image: now, at: time.Now(), wait: runWait(k.pid), stall: stall}
+			sent[k] = sentProc{image: now, at: time.Now(), wait: procfs.RunWait(k.pid), stall: stall}
 			out = append(out, k)
 		}
 	}
@@ -467,44 +469,11 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 // long each has waited for a CPU so far.
 func images(t tree) map[procKey]sentProc {
 	m := map[procKey]sentProc{}
-	at, stall := time.Now(), cpuStall()
+	at, stall := time.Now(), procfs.CPUStall()
 	for _, k := range t.members() {
-		m[k] = sentProc{image: image(k.pid), at: at, wait: runWait(k.pid), stall: stall}
+		m[k] = sentProc{image: image(k.pid), at: at, wait: procfs.RunWait(k.pid), stall: stall}
 	}
 	return m
-}
-
-// cpuStall returns the machine's CPU stall time so far: the wall time
-// during which some runnable task waited for a CPU (/proc/pressure/cpu,
-// "some total"), or 0 where the kernel does not keep it.
-func cpuStall() time.Duration {
-	b, err := os.ReadFile("/proc/pressure/cpu")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	_, total, ok := strings.Cut(line, "total=")
-	if !ok || !strings.HasPrefix(line, "some") {
-		return 0
-	}
-	us, _ := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
-	return time.Duration(us) * time.Microsecond
-}
-
-// runWait returns how long pid has waited on a run queue in its life
-// (/proc/PID/schedstat, second field), or 0 where the kernel does not
-// say.
-func runWait(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	ns, _ := strconv.ParseInt(f[1], 10, 64)
-	return time.Duration(ns)
 }
 
 // image names the program pid runs: its executable and its name, which

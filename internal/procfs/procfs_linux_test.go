@@ -101,3 +101,24 @@ func TestDescendantsFindsGrandchildren(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWaitAndCPUStallRead reads the scheduler's counters: a task that
+// ran has a schedstat line, a missing one reads 0, and the machine's stall
+// time never goes back.
+func TestRunWaitAndCPUStallRead(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skip("SKIP: this kernel has no /proc/PID/schedstat")
+	}
+	if w := RunWait(os.Getpid()); w < 0 {
+		t.Errorf("own run-queue wait %v", w)
+	}
+	if w := RunWait(1 << 30); w != 0 {
+		t.Errorf("a missing task waited %v", w)
+	}
+	a := CPUStall()
+	for range 1_000_000 {
+	}
+	if b := CPUStall(); b < a {
+		t.Errorf("CPU stall went back: %v then %v", a, b)
+	}
+}

@@ -1,10 +1,11 @@
 package testutil
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/corralrun/corral/internal/procfs"
 )
 
 // SchedClock measures how long the machine withheld CPUs from runnable
@@ -36,44 +37,20 @@ func (c *SchedClock) Waited() time.Duration {
 	return min(max(w, 0), time.Since(c.start))
 }
 
-// psiSome reads the total of /proc/pressure/cpu's "some" line (µs), or 0.
-func psiSome() time.Duration {
-	b, err := os.ReadFile("/proc/pressure/cpu")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	i := bytes.Index(line, []byte("total="))
-	if !bytes.HasPrefix(line, []byte("some")) || i < 0 {
-		return 0
-	}
-	us, err := strconv.ParseInt(string(bytes.TrimSpace(line[i+len("total="):])), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(us) * time.Microsecond
-}
+// psiSome is the machine's CPU stall time so far, or 0.
+func psiSome() time.Duration { return procfs.CPUStall() }
 
-// ownRunDelay sums the run-queue wait of this process's threads
-// (/proc/self/task/*/schedstat, second field, ns).
+// ownRunDelay sums the run-queue wait of this process's threads.
 func ownRunDelay() time.Duration {
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return 0
 	}
-	var sum int64
+	var sum time.Duration
 	for _, e := range ents {
-		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
-		if err != nil {
-			continue
-		}
-		f := bytes.Fields(b)
-		if len(f) < 2 {
-			continue
-		}
-		if ns, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
-			sum += ns
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			sum += procfs.RunWait(tid)
 		}
 	}
-	return time.Duration(sum)
+	return sum
 }

@@ -1,0 +1,41 @@
+package procfs
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"time"
+)
+
+// RunWait returns how long the task id (a process or one of its threads)
+// has waited on a run queue in its life (/proc/ID/schedstat, second
+// field), or 0 where the kernel does not say.
+func RunWait(id int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(id) + "/schedstat")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	ns, _ := strconv.ParseInt(string(f[1]), 10, 64)
+	return time.Duration(ns)
+}
+
+// CPUStall returns the machine's CPU stall time so far: the wall time
+// during which some runnable task waited for a CPU (/proc/pressure/cpu,
+// "some" total), or 0 where the kernel does not keep it.
+func CPUStall() time.Duration {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	_, total, ok := bytes.Cut(line, []byte("total="))
+	if !ok || !bytes.HasPrefix(line, []byte("some")) {
+		return 0
+	}
+	us, _ := strconv.ParseInt(string(bytes.TrimSpace(total)), 10, 64)
+	return time.Duration(us) * time.Microsecond
+}
