@@ -1,5 +1,9 @@
 //go:build mutation_stdineof
 
+// Mutant: corral mcp stays after its client closed stdin.
+// Guarantee: 2. nothing left behind (MCP)
+// Caught: ./mcpserver TestStdioBackgroundJobsAreReadKilledAndEndWithTheConnection
+
 package mcpserver
 
 import (

@@ -1,5 +1,9 @@
 //go:build mutation_envallow
 
+// Mutant: The environment allowlist passes nothing.
+// Guarantee: 5. no inherited surprises (env)
+// Caught: ./proc TestRunPassesTheEnvironmentAsAsked
+
 package proc
 
 // allowed, mutated for the CI's mutation step (.ci/mutations): the

@@ -1,5 +1,11 @@
 //go:build mutation_redact
 
+// Mutant: A private key is masked only on its BEGIN line; its body is kept, as a line-by-line redactor does.
+// Guarantee: 5. secrets are never logged
+// Caught: ./internal/redact TestRedactTable
+// Caught: ./service TestSecretsAreRedactedFromLogsAndRecords
+// Caught: ./headless TestTranscriptIsWrittenBoundedAndRedacted
+
 package redact
 
 // pemBody, mutated for the CI's mutation step (.ci/mutations): a private

@@ -1,5 +1,12 @@
 //go:build mutation_slotrelease
 
+// Mutant: A finished run frees no capacity slot, so queued work never starts.
+// Guarantee: slots: released for the run
+// Caught: ./store/sqlite TestStore/FinishReleasesOnlyItsOwnSlot
+// Caught: ./store/sqlite TestStore/QueueIsFIFOAndPromotedOnFinish
+// Caught: ./store/postgres TestStore/FinishReleasesOnlyItsOwnSlot
+// Caught: ./store/postgres TestStore/QueueIsFIFOAndPromotedOnFinish
+
 package sqlstore
 
 import (
