@@ -1,6 +1,11 @@
 // Package corral holds the shared vocabulary of corral, a runtime that runs
 // shell commands and headless coding agents with deadlines that hold and
-// nothing left behind.
+// nothing left behind: the words of supervision (Status, ErrorType,
+// Output, Containment, EnvMode, Leftovers, Sandbox) and the task service's
+// domain (Agent, Execution and its Outcome, Schedule, Slot, Duration) with
+// their validation and JSON form. It imports nothing of the supervision
+// machinery, so that a client of the service links only this package and
+// the standard library.
 //
 // The packages that do the work build on this vocabulary, bottom up:
 //
@@ -16,6 +21,6 @@
 //     --json) finalized on the semantic end of the turn.
 //   - service: agents, tasks, capacity slots, schedules and execution records.
 //
-// This package has no behaviour of its own beyond parsing and printing its
-// types; it exists so that every layer speaks the same words.
+// This package has no behaviour of its own beyond parsing, validating and
+// printing its types; it exists so that every layer speaks the same words.
 package corral

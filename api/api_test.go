@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
@@ -41,14 +42,14 @@ func newAPI(t testing.TB, cfg api.Config) (*api.Server, *service.Service, string
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := svc.CreateAgent(ctx, &service.Agent{Name: "fz", Kind: store.KindShell, Shell: "true", MaxParallelTasks: 2, Overflow: store.OverflowQueue}); err != nil {
+	if _, err := svc.CreateAgent(ctx, &corral.Agent{Name: "fz", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 2, Overflow: corral.OverflowQueue}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := svc.Submit(ctx, service.Task{Agent: "fz", Input: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := svc.CreateSchedule(ctx, &service.Schedule{Agent: "fz", Cron: "@hourly", Input: "x", Enabled: true})
+	sc, err := svc.CreateSchedule(ctx, &corral.Schedule{Agent: "fz", Cron: "@hourly", Input: "x", Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestResponsesHaveStableShapes(t *testing.T) {
 	auth := "Bearer " + token
 	var agents api.AgentList
 	rec := do(srv, "GET", "/v1/agents", "", auth)
-	if err := json.Unmarshal(rec.Body.Bytes(), &agents); err != nil || len(agents.Agents) != 1 || agents.Agents[0].MaxBacklog != store.DefaultMaxBacklog {
+	if err := json.Unmarshal(rec.Body.Bytes(), &agents); err != nil || len(agents.Agents) != 1 || agents.Agents[0].MaxBacklog != corral.DefaultMaxBacklog {
 		t.Fatalf("agents: %v %s", err, rec.Body)
 	}
 	var list api.ExecutionList
@@ -135,12 +136,12 @@ func TestResponsesHaveStableShapes(t *testing.T) {
 		t.Fatalf("slots: %v %s", err, rec.Body)
 	}
 	rec = do(srv, "PATCH", "/v1/agents/fz/schedules/"+scID, `{"enabled":false}`, auth)
-	var sc service.Schedule
+	var sc corral.Schedule
 	if err := json.Unmarshal(rec.Body.Bytes(), &sc); err != nil || sc.Enabled || sc.NextFireAt != nil || sc.Cron != "@hourly" {
 		t.Fatalf("patch schedule: %v %s", err, rec.Body)
 	}
 	rec = do(srv, "POST", "/v1/agents/fz/tasks", `{"input":"echo","timeout":"5s"}`, auth)
-	var e service.Execution
+	var e corral.Execution
 	if rec.Code != 202 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Timeout.D() != 5*time.Second || rec.Header().Get("Location") != "/v1/executions/"+e.ID {
 		t.Fatalf("submit: %d %s", rec.Code, rec.Body)
 	}
@@ -260,7 +261,7 @@ func TestListingsArePagedSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	svc.CreateAgent(ctx, &service.Agent{Name: "p", Kind: store.KindShell, MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	svc.CreateAgent(ctx, &corral.Agent{Name: "p", Kind: corral.KindShell, MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	long := strings.Repeat("x", 5000)
 	for range 3 {
 		if _, err := svc.Submit(ctx, service.Task{Agent: "p", Input: long}); err != nil {
@@ -273,7 +274,7 @@ func TestListingsArePagedSummaries(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Executions) != 2 || page.NextCursor == "" {
 		t.Fatalf("first page: %d %v %s", rec.Code, err, rec.Body.String()[:min(rec.Body.Len(), 300)])
 	}
-	if e := page.Executions[0]; !e.Summary || len(e.Input) != store.SummaryChars {
+	if e := page.Executions[0]; !e.Summary || len(e.Input) != corral.SummaryChars {
 		t.Fatalf("listed execution is not a summary: summary %v, input %d bytes", e.Summary, len(e.Input))
 	}
 	rec = do(srv, "GET", "/v1/executions?limit=2&cursor="+page.NextCursor, "", auth)

@@ -46,7 +46,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer stream.End()
 	send := stream.Event
-	status, _ := json.Marshal(publicExecution(e))
+	status, _ := json.Marshal(e)
 	if send("status", "", status) != nil {
 		return
 	}
@@ -82,6 +82,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if last == "replayed" && end.Status.Terminal() {
 		last = "end"
 	}
-	data, _ := json.Marshal(publicExecution(end))
+	data, _ := json.Marshal(end)
 	send(last, "", data)
 }

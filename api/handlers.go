@@ -15,36 +15,36 @@ import (
 
 // AgentList is the answer of GET /v1/agents.
 type AgentList struct {
-	Agents []*service.Agent `json:"agents"`
+	Agents []*corral.Agent `json:"agents"`
 }
 
 // TaskRequest is the body of POST /v1/agents/{name}/tasks.
 type TaskRequest struct {
-	Input   string           `json:"input"`
-	Timeout service.Duration `json:"timeout,omitempty"`
+	Input   string          `json:"input"`
+	Timeout corral.Duration `json:"timeout,omitempty"`
 }
 
 // ExecutionList is the answer of GET /v1/executions: summaries of the
 // executions (no output bodies, input and error cut; GET one execution
 // for its whole record).
 type ExecutionList struct {
-	Executions []*service.Execution `json:"executions"`
+	Executions []*corral.Execution `json:"executions"`
 	// NextCursor continues the listing (pass it as cursor); "" at the end.
 	NextCursor string `json:"next_cursor"`
 }
 
 // SlotList is the answer of GET /v1/agents/{name}/slots.
 type SlotList struct {
-	Agent    string         `json:"agent"`
-	Capacity int            `json:"capacity"`
-	Used     int            `json:"used"`
-	Slots    []service.Slot `json:"slots"`
+	Agent    string        `json:"agent"`
+	Capacity int           `json:"capacity"`
+	Used     int           `json:"used"`
+	Slots    []corral.Slot `json:"slots"`
 }
 
 // ScheduleList is the answer of GET /v1/agents/{name}/schedules and of
 // GET /v1/schedules: one page, oldest first.
 type ScheduleList struct {
-	Schedules []*service.Schedule `json:"schedules"`
+	Schedules []*corral.Schedule `json:"schedules"`
 	// NextCursor continues the listing (pass it as cursor); "" at the end.
 	NextCursor string `json:"next_cursor"`
 }
@@ -59,7 +59,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
-	var a service.Agent
+	var a corral.Agent
 	if err := s.decode(w, r, &a); err != nil {
 		s.fail(w, r, err)
 		return
@@ -271,7 +271,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, e)
 }
 
-func (s *Server) agentSchedule(w http.ResponseWriter, r *http.Request) (*service.Schedule, bool) {
+func (s *Server) agentSchedule(w http.ResponseWriter, r *http.Request) (*corral.Schedule, bool) {
 	sc, err := s.svc.Schedule(r.Context(), r.PathValue("id"))
 	if err == nil && sc.Agent != r.PathValue("name") {
 		err = fmt.Errorf("schedule %s of agent %s: %w", r.PathValue("id"), r.PathValue("name"), store.ErrNotFound)
@@ -304,12 +304,12 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 
 // ScheduleRequest is the body of POST /v1/agents/{name}/schedules.
 type ScheduleRequest struct {
-	Cron     string             `json:"cron"`
-	TimeZone string             `json:"time_zone,omitempty"`
-	Input    string             `json:"input"`
-	Timeout  service.Duration   `json:"timeout,omitempty"`
-	Enabled  *bool              `json:"enabled,omitempty"`
-	Missed   store.MissedPolicy `json:"missed,omitempty"`
+	Cron     string              `json:"cron"`
+	TimeZone string              `json:"time_zone,omitempty"`
+	Input    string              `json:"input"`
+	Timeout  corral.Duration     `json:"timeout,omitempty"`
+	Enabled  *bool               `json:"enabled,omitempty"`
+	Missed   corral.MissedPolicy `json:"missed,omitempty"`
 }
 
 func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) {
@@ -318,7 +318,7 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sc := &service.Schedule{Agent: r.PathValue("name"), Cron: req.Cron, TimeZone: req.TimeZone, Input: req.Input, Timeout: req.Timeout, Enabled: req.Enabled == nil || *req.Enabled, Missed: req.Missed}
+	sc := &corral.Schedule{Agent: r.PathValue("name"), Cron: req.Cron, TimeZone: req.TimeZone, Input: req.Input, Timeout: req.Timeout, Enabled: req.Enabled == nil || *req.Enabled, Missed: req.Missed}
 	got, err := s.svc.CreateSchedule(r.Context(), sc)
 	if err != nil {
 		s.fail(w, r, err)
@@ -339,7 +339,7 @@ func (s *Server) patchSchedule(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var sc service.Schedule
+	var sc corral.Schedule
 	if err := s.merge(w, r, cur, &sc, "id", "agent", "created_at", "updated_at", "next_fire_at", "last_fire_at", "last_execution_id"); err != nil {
 		s.fail(w, r, err)
 		return

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
-	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
@@ -181,7 +181,7 @@ func TestAnswersCarryNoSecrets(t *testing.T) {
 		t.Fatalf("stored after patch: %+v", a)
 	}
 	// A client that sends back what it read changes nothing.
-	var shown service.Agent
+	var shown corral.Agent
 	json.Unmarshal(do(srv, "GET", "/v1/agents/k", "", auth).Body.Bytes(), &shown)
 	back, _ := json.Marshal(shown)
 	if rec := do(srv, "PATCH", "/v1/agents/k", string(back), auth); rec.Code != 200 {
@@ -203,8 +203,8 @@ func TestAnswersCarryNoSecrets(t *testing.T) {
 	if _, err := st.Claim(context.Background(), id, svc.WorkerID(), time.Now().UTC(), "/var/lib/corral/logs/"+id+".jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	h := proc.Handle{Pid: 4242, Cgroup: "/sys/fs/cgroup/corral/x"}
-	if err := st.SetRunInfo(context.Background(), id, svc.WorkerID(), &store.Execution{Handle: &h}); err != nil {
+	h := json.RawMessage(`{"pid":4242,"cgroup":"/sys/fs/cgroup/corral/x"}`)
+	if err := st.SetRunInfo(context.Background(), id, svc.WorkerID(), store.RunInfo{Handle: h}); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/v1/executions/" + id, "/v1/executions?agent=k"} {

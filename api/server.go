@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/httpguard"
 	"github.com/corralrun/corral/internal/lockout"
 	"github.com/corralrun/corral/service"
@@ -223,7 +224,7 @@ type Error struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	// Execution is the recorded execution of a rejected task (429).
-	Execution *service.Execution `json:"execution,omitempty"`
+	Execution *corral.Execution `json:"execution,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

@@ -6,40 +6,30 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
 )
 
 // public returns what the API may send of v: an agent without the values
-// of its env (their names are in env_names), an execution without the
-// path of its log on the worker or the handle of its process tree. Every
-// answer goes through it.
+// of its env (their names are in env_names). Every answer goes through
+// it. (An execution is sent as it is: the domain record holds nothing
+// that only its worker needs.)
 func public(v any) any {
 	switch v := v.(type) {
-	case *service.Agent:
+	case *corral.Agent:
 		return publicAgent(v)
 	case AgentList:
-		out := AgentList{Agents: make([]*service.Agent, len(v.Agents))}
+		out := AgentList{Agents: make([]*corral.Agent, len(v.Agents))}
 		for i, a := range v.Agents {
 			out.Agents[i] = publicAgent(a)
 		}
 		return out
-	case *service.Execution:
-		return publicExecution(v)
-	case ExecutionList:
-		out := ExecutionList{Executions: make([]*service.Execution, len(v.Executions)), NextCursor: v.NextCursor}
-		for i, e := range v.Executions {
-			out.Executions[i] = publicExecution(e)
-		}
-		return out
-	case Error:
-		v.Execution = publicExecution(v.Execution)
-		return v
 	}
 	return v
 }
 
 // publicAgent is a with its env values replaced by their names.
-func publicAgent(a *service.Agent) *service.Agent {
+func publicAgent(a *corral.Agent) *corral.Agent {
 	if a == nil {
 		return nil
 	}
@@ -61,21 +51,11 @@ func envNames(env map[string]string) []string {
 	return names
 }
 
-// publicExecution is e without what only the worker needs.
-func publicExecution(e *service.Execution) *service.Execution {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	c.LogPath, c.Handle = "", nil
-	return &c
-}
-
 // mergeAgent applies the JSON object patch of r to cur. Its "env" is
 // merged name by name, since clients never see the values they would
 // otherwise have to send back: a string sets a variable, null removes
 // it, and "env": null removes them all. "env_names" is read-only.
-func (s *Server) mergeAgent(w http.ResponseWriter, r *http.Request, cur *service.Agent) (*service.Agent, error) {
+func (s *Server) mergeAgent(w http.ResponseWriter, r *http.Request, cur *corral.Agent) (*corral.Agent, error) {
 	patch, err := s.decodePatch(w, r)
 	if err != nil {
 		return nil, err
@@ -108,7 +88,7 @@ func (s *Server) mergeAgent(w http.ResponseWriter, r *http.Request, cur *service
 		}
 		delete(patch, "env_names")
 	}
-	var a service.Agent
+	var a corral.Agent
 	if err := overlay(patch, cur, &a, "name", "created_at", "updated_at"); err != nil {
 		return nil, err
 	}

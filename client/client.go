@@ -21,16 +21,15 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
-	"github.com/corralrun/corral/store"
 )
 
 // The records of the API.
 type (
-	Agent     = store.Agent
-	Execution = store.Execution
-	Schedule  = store.Schedule
-	Slot      = store.Slot
-	Duration  = store.Duration
+	Agent     = corral.Agent
+	Execution = corral.Execution
+	Schedule  = corral.Schedule
+	Slot      = corral.Slot
+	Duration  = corral.Duration
 )
 
 // Client talks to one corral service. The zero value is not usable; use

@@ -3,12 +3,16 @@ package service
 import (
 	"context"
 	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/service/internal/executor"
+	"github.com/corralrun/corral/store"
 )
 
 // CreateAgent validates a, fills its defaults and records it.
-func (s *Service) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
-	if err := a.Normalize(); err != nil {
-		return nil, invalid("%v", err)
+func (s *Service) CreateAgent(ctx context.Context, a *corral.Agent) (*corral.Agent, error) {
+	if err := checkAgent(a); err != nil {
+		return nil, err
 	}
 	now := time.Now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
@@ -21,15 +25,15 @@ func (s *Service) CreateAgent(ctx context.Context, a *Agent) (*Agent, error) {
 }
 
 // Agent returns the agent name.
-func (s *Service) Agent(ctx context.Context, name string) (*Agent, error) {
+func (s *Service) Agent(ctx context.Context, name string) (*corral.Agent, error) {
 	return s.st.GetAgent(ctx, name)
 }
 
 // Agents returns every agent, by name.
-func (s *Service) Agents(ctx context.Context) ([]*Agent, error) {
+func (s *Service) Agents(ctx context.Context) ([]*corral.Agent, error) {
 	list, err := s.st.ListAgents(ctx)
 	if list == nil {
-		list = []*Agent{}
+		list = []*corral.Agent{}
 	}
 	return list, err
 }
@@ -38,13 +42,13 @@ func (s *Service) Agents(ctx context.Context) ([]*Agent, error) {
 // creation time. Raising its capacity starts queued executions at once;
 // lowering it lets running ones finish and admits no more until the count
 // is under the new capacity.
-func (s *Service) UpdateAgent(ctx context.Context, a *Agent) (*Agent, error) {
+func (s *Service) UpdateAgent(ctx context.Context, a *corral.Agent) (*corral.Agent, error) {
 	old, err := s.st.GetAgent(ctx, a.Name)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Normalize(); err != nil {
-		return nil, invalid("%v", err)
+	if err := checkAgent(a); err != nil {
+		return nil, err
 	}
 	a.CreatedAt = old.CreatedAt
 	a.UpdatedAt = time.Now().UTC()
@@ -67,15 +71,33 @@ func (s *Service) DeleteAgent(ctx context.Context, name string) error {
 // refreshEngine lets this worker's engine work an agent's new label set at
 // once (the others notice on their next heartbeat).
 func (s *Service) refreshEngine(ctx context.Context) {
-	if err := s.st.RefreshEngine(ctx); err != nil {
+	if err := s.st.Dispatcher().Refresh(ctx); err != nil {
 		s.log.Warn("could not look for new agent labels", "err", err)
 	}
+}
+
+// labelSets returns the distinct label sets of the agents: the job
+// engine works the queues of those this worker serves.
+func (s *Service) labelSets(ctx context.Context) ([][]string, error) {
+	return store.LabelSets(ctx, s.st)
+}
+
+// checkAgent validates a and fills its defaults: the agent's own shape,
+// then the rules of the layer that runs its tasks.
+func checkAgent(a *corral.Agent) error {
+	if err := a.Normalize(); err != nil {
+		return invalid("%v", err)
+	}
+	if err := executor.CheckAgent(a); err != nil {
+		return invalid("%v", err)
+	}
+	return nil
 }
 
 // Activity returns each agent's activity, by name: slots held,
 // executions queued, the outcome of its last recent finished runs, its
 // schedules and their next fire. The database counts them; no execution
 // record or schedule is read.
-func (s *Service) Activity(ctx context.Context, recent int) ([]AgentActivity, error) {
+func (s *Service) Activity(ctx context.Context, recent int) ([]store.AgentActivity, error) {
 	return s.st.Activity(ctx, recent)
 }

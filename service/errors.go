@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/corralrun/corral"
+
 	"github.com/corralrun/corral/store"
 )
 
@@ -28,7 +30,7 @@ var (
 // RejectedError is returned by Submit for a task refused at admission. The
 // rejected execution is recorded and held here.
 type RejectedError struct {
-	Execution *Execution
+	Execution *corral.Execution
 }
 
 func (e *RejectedError) Error() string { return e.Execution.Error }

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
 )
 
@@ -32,7 +32,7 @@ func Example() {
 	}
 	defer svc.Close(ctx)
 
-	svc.CreateAgent(ctx, &service.Agent{Name: "build", Kind: store.KindShell, MaxParallelTasks: 2, Overflow: store.OverflowQueue})
+	svc.CreateAgent(ctx, &corral.Agent{Name: "build", Kind: corral.KindShell, MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
 	e, err := svc.Submit(ctx, service.Task{Agent: "build", Input: "echo compiling; echo done"})
 	if err != nil {
 		panic(err)

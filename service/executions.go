@@ -19,7 +19,7 @@ type Task struct {
 	// headless one.
 	Input string
 	// Timeout overrides the agent's budget for this run; zero keeps it.
-	Timeout Duration
+	Timeout corral.Duration
 }
 
 // Submit admits a task in one atomic step and returns its execution:
@@ -27,11 +27,11 @@ type Task struct {
 // refused because the agent is at capacity is recorded as rejected and
 // returned with a *RejectedError (errors.Is ErrAtCapacity), whose message
 // is "agent at capacity (N/N parallel tasks running)".
-func (s *Service) Submit(ctx context.Context, t Task) (*Execution, error) {
-	return s.submit(ctx, &store.Submission{Agent: t.Agent, Input: t.Input, Timeout: t.Timeout, Trigger: store.TriggerAPI})
+func (s *Service) Submit(ctx context.Context, t Task) (*corral.Execution, error) {
+	return s.submit(ctx, &store.Submission{Agent: t.Agent, Input: t.Input, Timeout: t.Timeout, Trigger: corral.TriggerAPI})
 }
 
-func (s *Service) submit(ctx context.Context, sub *store.Submission) (*Execution, error) {
+func (s *Service) submit(ctx context.Context, sub *store.Submission) (*corral.Execution, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
@@ -54,7 +54,7 @@ func (s *Service) submit(ctx context.Context, sub *store.Submission) (*Execution
 	return e, nil
 }
 
-func checkInput(input string, timeout Duration) error {
+func checkInput(input string, timeout corral.Duration) error {
 	switch {
 	case input == "":
 		return invalid("input is empty: give the command line (shell agents) or the prompt (headless agents)")
@@ -69,7 +69,7 @@ func checkInput(input string, timeout Duration) error {
 }
 
 // Execution returns the execution id.
-func (s *Service) Execution(ctx context.Context, id string) (*Execution, error) {
+func (s *Service) Execution(ctx context.Context, id string) (*corral.Execution, error) {
 	return s.st.GetExecution(ctx, id)
 }
 
@@ -79,7 +79,7 @@ type ExecutionFilter = store.ExecutionFilter
 // Executions returns a page of executions, newest first, as summaries
 // (no output bodies, input and error cut: see Execution.Summary), and
 // the cursor of the next page ("" when this is the last).
-func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*Execution, string, error) {
+func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*corral.Execution, string, error) {
 	list, next, err := s.st.ListExecutions(ctx, f)
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -94,7 +94,7 @@ func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*Executi
 // worker that runs it; it is recorded as cancelled once its tree is gone,
 // unless it finished by itself first. Cancel returns the execution as it
 // stands, and ErrConflict for one already finished.
-func (s *Service) Cancel(ctx context.Context, id string) (*Execution, error) {
+func (s *Service) Cancel(ctx context.Context, id string) (*corral.Execution, error) {
 	e, err := s.st.RequestCancel(ctx, id, time.Now().UTC())
 	if err != nil {
 		return e, err
@@ -111,7 +111,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*Execution, error) {
 
 // Retry submits the input of a finished execution again, as a new
 // execution with trigger "retry" and the next attempt number.
-func (s *Service) Retry(ctx context.Context, id string) (*Execution, error) {
+func (s *Service) Retry(ctx context.Context, id string) (*corral.Execution, error) {
 	prev, err := s.st.GetExecution(ctx, id)
 	if err != nil {
 		return nil, err
@@ -119,10 +119,10 @@ func (s *Service) Retry(ctx context.Context, id string) (*Execution, error) {
 	if !prev.Status.Terminal() {
 		return prev, fmt.Errorf("execution %s is still %s; retry it once it has finished: %w", id, prev.Status, ErrConflict)
 	}
-	return s.submit(ctx, &store.Submission{Agent: prev.Agent, Input: prev.Input, Timeout: prev.Timeout, Trigger: store.TriggerRetry, RetryOf: prev.ID, Attempt: prev.Attempt + 1})
+	return s.submit(ctx, &store.Submission{Agent: prev.Agent, Input: prev.Input, Timeout: prev.Timeout, Trigger: corral.TriggerRetry, RetryOf: prev.ID, Attempt: prev.Attempt + 1})
 }
 
 // Slots returns the slots an agent holds now.
-func (s *Service) Slots(ctx context.Context, agent string) ([]Slot, error) {
+func (s *Service) Slots(ctx context.Context, agent string) ([]corral.Slot, error) {
 	return s.st.Slots(ctx, agent)
 }

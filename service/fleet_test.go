@@ -57,15 +57,15 @@ func TestWorkerThatCannotRenewItsLeaseStopsItsRuns(t *testing.T) {
 		if err := svc.Ready(bg); err != nil {
 			t.Fatalf("not ready after start: %v", err)
 		}
-		svc.CreateAgent(bg, &service.Agent{Name: "f", Kind: store.KindShell, MaxParallelTasks: 2})
+		svc.CreateAgent(bg, &corral.Agent{Name: "f", Kind: corral.KindShell, MaxParallelTasks: 2})
 		e, err := svc.Submit(bg, service.Task{Agent: "f", Input: "sleep 300 & setsid sleep 300 & sleep 300"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, e.ID); return x.Handle != nil })
+		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, e.ID); return x.Containment != "" })
 		cut := time.Now()
 		cs.cut.Store(true)
-		var got *service.Execution
+		var got *corral.Execution
 		testutil.WaitFor(t, 20*time.Second, "the run stopped by its own worker", func() bool {
 			got, _ = svc.Execution(bg, e.ID)
 			return got.Status.Terminal()
@@ -93,9 +93,9 @@ func TestWorkerThatCannotRenewItsLeaseStopsItsRuns(t *testing.T) {
 	})
 }
 
-func waitDone(t *testing.T, svc *service.Service, id string, want corral.Status) *service.Execution {
+func waitDone(t *testing.T, svc *service.Service, id string, want corral.Status) *corral.Execution {
 	t.Helper()
-	var e *service.Execution
+	var e *corral.Execution
 	testutil.WaitFor(t, 30*time.Second, "execution "+id+" finishing", func() bool {
 		e, _ = svc.Execution(bg, id)
 		return e != nil && e.Status.Terminal()
@@ -124,9 +124,9 @@ func TestCloseLetsRunsFinishWithinTheShutdownTimeoutThenInterrupts(t *testing.T)
 			return svc
 		}
 		svc := start(20 * time.Second)
-		svc.CreateAgent(bg, &service.Agent{Name: "g", Kind: store.KindShell, MaxParallelTasks: 2, Overflow: store.OverflowQueue})
+		svc.CreateAgent(bg, &corral.Agent{Name: "g", Kind: corral.KindShell, MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
 		short, _ := svc.Submit(bg, service.Task{Agent: "g", Input: "sleep 1; echo finished"})
-		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, short.ID); return x.Handle != nil })
+		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, short.ID); return x.Containment != "" })
 		if err := svc.Close(bg); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestCloseLetsRunsFinishWithinTheShutdownTimeoutThenInterrupts(t *testing.T)
 
 		svc = start(500 * time.Millisecond)
 		long, _ := svc.Submit(bg, service.Task{Agent: "g", Input: "sleep 300"})
-		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, long.ID); return x.Handle != nil })
+		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { x, _ := svc.Execution(bg, long.ID); return x.Containment != "" })
 		t0 := time.Now()
 		if err := svc.Close(bg); err != nil {
 			t.Fatal(err)
@@ -177,10 +177,10 @@ func TestAgentPinnedToLabelsRunsOnlyOnWorkersWithThem(t *testing.T) {
 		}
 		// Created through the worker without the labels: the other one
 		// learns of the new label set on its next heartbeat.
-		if _, err := svcs[0].CreateAgent(bg, &service.Agent{Name: "gpu-job", Kind: store.KindShell, MaxParallelTasks: 10, Labels: []string{"gpu"}}); err != nil {
+		if _, err := svcs[0].CreateAgent(bg, &corral.Agent{Name: "gpu-job", Kind: corral.KindShell, MaxParallelTasks: 10, Labels: []string{"gpu"}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svcs[0].CreateAgent(bg, &service.Agent{Name: "bad", Kind: store.KindShell, Labels: []string{"Not A Label"}}); !errors.Is(err, service.ErrInvalid) {
+		if _, err := svcs[0].CreateAgent(bg, &corral.Agent{Name: "bad", Kind: corral.KindShell, Labels: []string{"Not A Label"}}); !errors.Is(err, service.ErrInvalid) {
 			t.Fatalf("bad label: %v", err)
 		}
 		var ids []string

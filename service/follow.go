@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/corralrun/corral"
+
 	"github.com/corralrun/corral/service/internal/runlog"
 )
 
@@ -18,18 +20,18 @@ type LogRecord = runlog.Record
 // For a finished run it replays the stored log and returns at once; for
 // one that never started (rejected, or cancelled while queued) there is
 // nothing to replay. It returns early with ctx's error, or fn's.
-func (s *Service) Follow(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*Execution, error) {
+func (s *Service) Follow(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*corral.Execution, error) {
 	return s.follow(ctx, id, after, true, fn)
 }
 
 // Replay is Follow without the following: it sends what is logged now and
 // returns the execution as it stands.
-func (s *Service) Replay(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*Execution, error) {
+func (s *Service) Replay(ctx context.Context, id string, after int, fn func(seq int, rec []byte) error) (*corral.Execution, error) {
 	return s.follow(ctx, id, after, false, fn)
 }
 
-func (s *Service) follow(ctx context.Context, id string, after int, live bool, fn func(seq int, rec []byte) error) (*Execution, error) {
-	e, err := s.st.GetExecution(ctx, id)
+func (s *Service) follow(ctx context.Context, id string, after int, live bool, fn func(seq int, rec []byte) error) (*corral.Execution, error) {
+	e, err := s.st.GetRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -72,26 +74,24 @@ func (s *Service) follow(ctx context.Context, id string, after int, live bool, f
 	for {
 		changed := s.hub.Changed(id)
 		if sent, err := send(); err != nil {
-			return e, err
+			return e.Execution, err
 		} else if sent && live {
 			continue // the log grew: read on before looking at the status
 		}
 		// A run's log is closed before its terminal state is written:
 		// seeing the terminal state, one more read gets everything.
-		if e, err = s.st.GetExecution(ctx, id); err != nil {
+		if e, err = s.st.GetRun(ctx, id); err != nil {
 			return nil, err
 		}
 		if e.Status.Terminal() || !live {
-			if _, err := send(); err != nil {
-				return e, err
-			}
-			return e, nil
+			_, err := send()
+			return e.Execution, err
 		}
 		t := time.NewTimer(time.Second) // also catches runs of other workers
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return e, ctx.Err()
+			return e.Execution, ctx.Err()
 		case <-changed:
 		case <-t.C:
 		}

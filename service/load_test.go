@@ -30,7 +30,7 @@ type flakyStore struct {
 
 var errDiskFull = errors.New("database or disk is full (SQLITE_FULL)")
 
-func (s *flakyStore) Finish(ctx context.Context, id string, o *store.Outcome) (*store.Execution, bool, error) {
+func (s *flakyStore) Finish(ctx context.Context, id string, o *corral.Outcome) (*corral.Execution, bool, error) {
 	if s.broken.Load() {
 		return nil, false, errDiskFull
 	}
@@ -95,7 +95,7 @@ func TestRunEndIsRecordedOnceTheStoreTakesWritesAgain(t *testing.T) {
 		}
 		testutil.AssertNoTagged(t, f.tag, 5*time.Second)
 	}()
-	f.agent(service.Agent{Name: "q", MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	f.agent(corral.Agent{Name: "q", MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	fs.broken.Store(true)
 	a := f.submit("q", "echo first")
 	b := f.submit("q", "echo second")
@@ -132,7 +132,7 @@ func TestRunEndIsRecordedOnceTheStoreTakesWritesAgain(t *testing.T) {
 // that its next start recovers the run.
 func TestCloseKeepsTheWorkerWhileARunsEndIsUnrecorded(t *testing.T) {
 	f, fs := newFlaky(t, service.Config{WorkerID: "first", Heartbeat: 100 * time.Millisecond})
-	f.agent(service.Agent{Name: "k", MaxParallelTasks: 1})
+	f.agent(corral.Agent{Name: "k", MaxParallelTasks: 1})
 	fs.broken.Store(true)
 	e := f.submit("k", "echo bye")
 	f.waitEnded(e.ID)
@@ -179,8 +179,8 @@ func TestCloseKeepsTheWorkerWhileARunsEndIsUnrecorded(t *testing.T) {
 // the run prints; the log has it all.
 func TestStoredOutputNeverExceedsMaxOutput(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{})
-	f.agent(service.Agent{Name: "small", MaxOutput: 1000})
-	f.agent(service.Agent{Name: "dflt"})
+	f.agent(corral.Agent{Name: "small", MaxOutput: 1000})
+	f.agent(corral.Agent{Name: "dflt"})
 	for _, c := range []struct {
 		agent, cmd string
 		max        int
@@ -211,7 +211,7 @@ func TestStoredOutputNeverExceedsMaxOutput(t *testing.T) {
 // replays every record, then the run's end.
 func TestFinishedLogReplaysWholeWithItsEnd(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{})
-	f.agent(service.Agent{Name: "big"})
+	f.agent(corral.Agent{Name: "big"})
 	const lines = 40 // 800 KB of records, a dozen reads, each record a third of one
 	e := f.waitTerminal(f.submit("big", `yes "$(head -c 20000 /dev/zero | tr '\0' x)" | head -n 40`).ID, 120*time.Second)
 	n, last, prev := 0, "", 0
@@ -243,7 +243,7 @@ func TestFinishedLogReplaysWholeWithItsEnd(t *testing.T) {
 // failures.
 func TestUnwritableLogDirectoryStillRunsTasks(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{})
-	f.agent(service.Agent{Name: "nolog", MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	f.agent(corral.Agent{Name: "nolog", MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	logs := filepath.Join(f.dir, "logs")
 	if err := os.RemoveAll(logs); err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func TestUnwritableLogDirectoryStillRunsTasks(t *testing.T) {
 // finished executions and their logs.
 func TestRetentionDeletesOldRecordsAndTheirLogs(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{RetainCount: 3, SweepInterval: 100 * time.Millisecond})
-	f.agent(service.Agent{Name: "r", MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	f.agent(corral.Agent{Name: "r", MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	var ids []string
 	for range 6 {
 		e := f.submit("r", "echo kept")
@@ -291,14 +291,14 @@ func TestRetentionDeletesOldRecordsAndTheirLogs(t *testing.T) {
 // short intervals, and too many schedules.
 func TestSchedulesFireNoFasterThanAllowed(t *testing.T) {
 	f := newFixture(t, storetest.Backends()[0], service.Config{MinScheduleInterval: time.Minute})
-	f.agent(service.Agent{Name: "c"})
+	f.agent(corral.Agent{Name: "c"})
 	for _, cron := range []string{"@every 0s", "@every -5s", "@every 30s", "* * * * * *", "0,30 * * * * *"} {
-		if _, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "c", Cron: cron, Input: "x", Enabled: true}); !errors.Is(err, service.ErrInvalid) {
+		if _, err := f.svc.CreateSchedule(bg, &corral.Schedule{Agent: "c", Cron: cron, Input: "x", Enabled: true}); !errors.Is(err, service.ErrInvalid) {
 			t.Errorf("cron %q: %v", cron, err)
 		}
 	}
 	for _, cron := range []string{"@every 1m", "*/5 * * * *", "@hourly"} {
-		if _, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "c", Cron: cron, Input: "x", Enabled: true}); err != nil {
+		if _, err := f.svc.CreateSchedule(bg, &corral.Schedule{Agent: "c", Cron: cron, Input: "x", Enabled: true}); err != nil {
 			t.Errorf("cron %q: %v", cron, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/proc"
+	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/recovery"
 	"github.com/corralrun/corral/service/internal/runlog"
 	"github.com/corralrun/corral/store"
@@ -57,36 +58,25 @@ func (s *Service) recoverDead(ctx context.Context, startup bool) error {
 
 // recoverWorker interrupts the runs of the dead worker w and forgets it.
 func (s *Service) recoverWorker(ctx context.Context, w *store.Worker) error {
-	for {
-		list, _, err := s.st.ListExecutions(ctx, store.ExecutionFilter{WorkerID: w.ID, Statuses: []corral.Status{corral.StatusRunning}, Limit: 1000})
-		if err != nil {
+	runs, err := s.st.RunningOn(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := s.interrupt(ctx, w, r); err != nil {
 			return err
-		}
-		for _, e := range list {
-			if err := s.interrupt(ctx, w, e); err != nil {
-				return err
-			}
-		}
-		if len(list) < 1000 {
-			break
 		}
 	}
 	return s.st.DeleteWorker(ctx, w.ID)
 }
 
 // interrupt kills what is left of e's tree and records it as interrupted.
-func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execution) error {
+func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Run) error {
 	killed := 0
 	var kerr error
 	if s.ident.SameMachine(w) {
-		h := e.Handle
-		if h == nil {
-			if leaf := recovery.FindLeaf("exec-" + e.ID); leaf != "" {
-				h = &proc.Handle{Cgroup: leaf, Containment: corral.ContainmentCgroup}
-			}
-		}
-		if h != nil {
-			killed, kerr = proc.Reclaim(ctx, *h)
+		if h, ok := recordedHandle(e); ok {
+			killed, kerr = proc.Reclaim(ctx, h)
 		}
 	}
 	maxOut := DefaultMaxOutput / 2
@@ -101,7 +91,7 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execu
 	if !s.ident.SameMachine(w) {
 		msg = fmt.Sprintf("the worker running it (%s) stopped renewing its lease; its processes were on another machine, which kills them when it comes back or finds its lease lost", w.ID)
 	}
-	o := &store.Outcome{
+	o := &corral.Outcome{
 		Status:      corral.StatusInterrupted,
 		ErrorType:   corral.ErrorInterrupted,
 		Error:       msg,
@@ -119,7 +109,21 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execu
 	if killed > 0 {
 		s.metrics.Add(mEscapees, float64(killed), nil)
 	}
-	return s.finish(e, o, nil)
+	return s.finish(e.Execution, o, nil)
+}
+
+// recordedHandle returns the handle of r's process tree: the one its
+// worker recorded, else the cgroup leaf proc made for it, when the worker
+// died before it could record one.
+func recordedHandle(r *store.Run) (proc.Handle, bool) {
+	var h proc.Handle
+	if len(r.Handle) > 0 && json.Unmarshal(r.Handle, &h) == nil {
+		return h, true
+	}
+	if leaf := recovery.FindLeaf(executor.Label(r.ID)); leaf != "" {
+		return proc.Handle{Cgroup: leaf, Containment: corral.ContainmentCgroup}, true
+	}
+	return h, false
 }
 
 // runFile is what a worker keeps in DataDir/runs/ID.json while a run of

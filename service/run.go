@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/redact"
+	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
@@ -25,7 +27,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %v", store.ErrNotReady, err)
 	}
 	logPath := filepath.Join(s.logDir, id+".jsonl")
-	e, err := s.st.Claim(ctx, id, s.id, time.Now().UTC(), logPath)
+	r, err := s.st.Claim(ctx, id, s.id, time.Now().UTC(), logPath)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		s.hub.Notify(id)
 		return nil // a duplicate dispatch, or cancelled before it started
@@ -33,10 +35,11 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("%w: claim: %v", store.ErrNotReady, err) // offered again later
 	}
+	e := r.Execution
 	s.changed()
 	s.hub.Notify(id)
-	ctx, interrupt := context.WithCancel(ctx)
-	defer interrupt()
+	ctx, interrupt := context.WithCancelCause(ctx)
+	defer interrupt(nil)
 	run := &localRun{stop: make(chan struct{}), interrupt: interrupt}
 	s.mu.Lock()
 	s.runs[id] = run
@@ -48,16 +51,31 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		s.mu.Unlock()
 	}()
 	if fenced {
-		run.Fence() // claimed while the lease is lost: do not start it
+		run.Fence(s.id) // claimed while the lease is lost: do not start it
 	}
-
 	a, err := s.st.GetAgent(ctx, e.Agent)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
 	case err != nil:
-		return s.finish(e, &store.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil)
 	}
+	ex := s.execs[a.Kind]
+	if ex == nil {
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, nil)
+	}
+	o, treeGone := s.supervise(ctx, ex, a, e, logPath, run)
+	if o.Killed > 0 {
+		s.metrics.Add(mKilled, float64(o.Killed), nil)
+	}
+	return s.finish(e, o, &treeGone)
+}
+
+// supervise runs e of agent a with ex, its output logged to logPath and
+// redacted, and returns its outcome as it will be recorded, and when its
+// process tree was gone.
+func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral.Agent, e *corral.Execution, logPath string, run *localRun) (*corral.Outcome, time.Time) {
+	id := e.ID
 	lw, err := runlog.Create(logPath, id, s.hub, s.cfg.MaxLogBytes)
 	logNote := ""
 	if err != nil {
@@ -74,10 +92,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	if timeout == 0 {
 		timeout = a.Timeout.D()
 	}
-	maxOut := a.MaxOutput
-	if maxOut == 0 {
-		maxOut = DefaultMaxOutput
-	}
+	maxOut := setting.Or(a.MaxOutput, DefaultMaxOutput)
 	var rf runFileLater
 	job := &executor.Job{
 		Agent:     a,
@@ -89,67 +104,40 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		OnStart: func(h proc.Handle) {
 			// Recorded before the run is waited on: from here on a
 			// crash of this worker leaves a tree recovery can kill.
-			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
 			rf.startLater(s, id, h)
-			if err := s.st.SetRunInfo(rctx, id, s.id, &store.Execution{Handle: &h}); err != nil {
-				s.log.Warn("could not record the process handle", "execution", id, "err", err)
-			}
+			hb, _ := json.Marshal(h)
+			s.setRunInfo(id, store.RunInfo{Handle: hb, Containment: h.Containment})
 			lw.Write("system", fmt.Appendf(nil, "started: pid %d, containment %s", h.Pid, h.Containment))
 		},
-		OnLine: logs.line,
-		OnSalvage: func(session string) {
-			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			s.st.SetRunInfo(rctx, id, s.id, &store.Execution{SessionID: session})
-		},
+		OnLine:    logs.line,
+		OnSalvage: func(session string) { s.setRunInfo(id, store.RunInfo{SessionID: session}) },
 	}
-	ex := s.execs[a.Kind]
-	if ex == nil {
-		lw.Close()
-		return s.finish(e, &store.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, nil)
-	}
-	res, _ := ex.Run(ctx, job)
+	o := ex.Run(ctx, job)
 	treeGone := time.Now()
 	logs.close()
 	rf.end(s, id)
-	lw.Write("system", fmt.Appendf(nil, "ended: %s", res.Status))
+	lw.Write("system", fmt.Appendf(nil, "ended: %s", o.Status))
 	lw.Close()
 	if n := lw.Note(); n != "" {
 		logNote = n
 	}
-	o := &store.Outcome{
-		Status:      res.Status,
-		ErrorType:   res.ErrorType,
-		Error:       red.String(res.Error),
-		ExitCode:    res.ExitCode,
-		Signal:      res.Signal,
-		Result:      red.String(res.Result),
-		SessionID:   res.SessionID,
-		NumTurns:    res.NumTurns,
-		CostUSD:     res.CostUSD,
-		Usage:       res.Usage,
-		FinalizedBy: res.FinalizedBy,
-		StdoutBytes: res.Stdout.Bytes,
-		StderrBytes: res.Stderr.Bytes,
-		LogNote:     logNote,
-		Containment: res.Containment,
-		Sandbox:     res.Sandbox,
-		User:        res.User,
-		Killed:      res.Killed,
-		Duration:    res.Duration,
-	}
+	o.LogNote = logNote
+	o.Error, o.Result = red.String(o.Error), red.String(o.Result)
 	var cut1, cut2 bool
-	o.Stdout, cut1 = boundOutput(red.String(res.Stdout.Text()), maxOut)
-	o.Stderr, cut2 = boundOutput(red.String(res.Stderr.Text()), maxOut)
-	o.OutputTruncated = res.Stdout.Truncated || res.Stderr.Truncated || cut1 || cut2
-	if run.fenced.Load() && res.Status == corral.StatusInterrupted {
-		o.Error = fmt.Sprintf("this worker (%s) could not renew its lease in time, so it stopped the run: the fleet records the runs of a worker it cannot reach as interrupted", s.id)
+	o.Stdout, cut1 = boundOutput(red.String(o.Stdout), maxOut)
+	o.Stderr, cut2 = boundOutput(red.String(o.Stderr), maxOut)
+	o.OutputTruncated = o.OutputTruncated || cut1 || cut2
+	return o, treeGone
+}
+
+// setRunInfo records info of this worker's running execution id, logging
+// a failure: the run goes on without it.
+func (s *Service) setRunInfo(id string, info store.RunInfo) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.st.SetRunInfo(ctx, id, s.id, info); err != nil {
+		s.log.Warn("could not record what the run has revealed so far", "execution", id, "err", err)
 	}
-	if res.Killed > 0 {
-		s.metrics.Add(mKilled, float64(res.Killed), nil)
-	}
-	return s.finish(e, o, &treeGone)
 }
 
 // finish writes the terminal state. A run that ended must not stay
@@ -160,11 +148,11 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 // first, it keeps its worker record so that recovery finds the run.
 // treeGone, when known, is when the run's process tree was gone, for the
 // slot release latency.
-func (s *Service) finish(e *store.Execution, o *store.Outcome, treeGone *time.Time) error {
-	if o.FinishedAt.IsZero() {
-		o.FinishedAt = time.Now().UTC()
+func (s *Service) finish(e *corral.Execution, o *corral.Outcome, treeGone *time.Time) error {
+	if o.Ended.IsZero() {
+		o.Ended = time.Now().UTC()
 	}
-	var fe *store.Execution
+	var fe *corral.Execution
 	var applied bool
 	var err error
 	for d := 10 * time.Millisecond; ; d = min(d*2, 2*time.Second) {

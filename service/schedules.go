@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service/internal/schedule"
 	"github.com/corralrun/corral/store"
 )
 
 // CreateSchedule validates sc (cron expression, time zone, input, missed
 // policy), computes its first fire time and records it. sc.ID is assigned.
-func (s *Service) CreateSchedule(ctx context.Context, sc *Schedule) (*Schedule, error) {
+func (s *Service) CreateSchedule(ctx context.Context, sc *corral.Schedule) (*corral.Schedule, error) {
 	now := s.cfg.Now().UTC()
 	sc.ID = "sch_" + store.NewID(now)
 	sc.CreatedAt, sc.UpdatedAt = now, now
@@ -28,7 +29,7 @@ func (s *Service) CreateSchedule(ctx context.Context, sc *Schedule) (*Schedule, 
 	return sc, nil
 }
 
-func (s *Service) prepareSchedule(sc *Schedule, now time.Time) error {
+func (s *Service) prepareSchedule(sc *corral.Schedule, now time.Time) error {
 	spec, err := schedule.Parse(sc.Cron, sc.TimeZone)
 	if err != nil {
 		return invalid("%v", err)
@@ -41,8 +42,8 @@ func (s *Service) prepareSchedule(sc *Schedule, now time.Time) error {
 	}
 	switch sc.Missed {
 	case "":
-		sc.Missed = store.MissedSkip
-	case store.MissedSkip, store.MissedRunOnce:
+		sc.Missed = corral.MissedSkip
+	case corral.MissedSkip, corral.MissedRunOnce:
 	default:
 		return invalid("missed %q: want \"skip\" or \"run_once\"", sc.Missed)
 	}
@@ -55,7 +56,7 @@ func (s *Service) prepareSchedule(sc *Schedule, now time.Time) error {
 }
 
 // Schedule returns the schedule id.
-func (s *Service) Schedule(ctx context.Context, id string) (*Schedule, error) {
+func (s *Service) Schedule(ctx context.Context, id string) (*corral.Schedule, error) {
 	return s.st.GetSchedule(ctx, id)
 }
 
@@ -64,7 +65,7 @@ type ScheduleFilter = store.ScheduleFilter
 
 // Schedules returns a page of schedules, oldest first, and the cursor of
 // the next page ("" when this is the last).
-func (s *Service) Schedules(ctx context.Context, f ScheduleFilter) ([]*Schedule, string, error) {
+func (s *Service) Schedules(ctx context.Context, f ScheduleFilter) ([]*corral.Schedule, string, error) {
 	list, next, err := s.st.ListSchedules(ctx, f)
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -75,7 +76,7 @@ func (s *Service) Schedules(ctx context.Context, f ScheduleFilter) ([]*Schedule,
 // UpdateSchedule replaces a schedule's cron, time zone, input, timeout,
 // enabled flag and missed policy, and computes its next fire time from
 // now.
-func (s *Service) UpdateSchedule(ctx context.Context, sc *Schedule) (*Schedule, error) {
+func (s *Service) UpdateSchedule(ctx context.Context, sc *corral.Schedule) (*corral.Schedule, error) {
 	old, err := s.st.GetSchedule(ctx, sc.ID)
 	if err != nil {
 		return nil, err
@@ -103,12 +104,12 @@ func (s *Service) DeleteSchedule(ctx context.Context, id string) error {
 
 // TriggerSchedule runs a schedule's task now (trigger "schedule"),
 // whether or not it is enabled, without moving its next fire time.
-func (s *Service) TriggerSchedule(ctx context.Context, id string) (*Execution, error) {
+func (s *Service) TriggerSchedule(ctx context.Context, id string) (*corral.Execution, error) {
 	sc, err := s.st.GetSchedule(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID})
+	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID})
 }
 
 func (s *Service) wakeScheduler() {
@@ -155,11 +156,11 @@ func (s *Service) fireDue(ctx context.Context) {
 			s.st.UpdateSchedule(ctx, sc)
 			continue
 		}
-		fire, next := schedule.Decide(spec, *sc.NextFireAt, now, sc.Missed == store.MissedRunOnce)
+		fire, next := schedule.Decide(spec, *sc.NextFireAt, now, sc.Missed == corral.MissedRunOnce)
 		var sub *store.Submission
 		if fire {
 			at := *sc.NextFireAt
-			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: store.TriggerSchedule, ScheduleID: sc.ID, FireAt: &at}
+			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID, FireAt: &at}
 		}
 		adm, err := s.st.FireSchedule(ctx, sc.ID, *sc.NextFireAt, next, sub)
 		switch {

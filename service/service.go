@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
@@ -125,7 +125,7 @@ type Service struct {
 	log     *slog.Logger
 	hub     *runlog.Hub
 	metrics *metrics.Registry
-	execs   map[store.AgentKind]executor.Executor
+	execs   map[corral.AgentKind]executor.Executor
 
 	mu          sync.Mutex
 	runs        map[string]*localRun
@@ -149,20 +149,19 @@ type Service struct {
 }
 
 // localRun is a run of this worker. stop asks for a graceful stop (a
-// cancellation); interrupt ends it at once as interrupted (fencing).
+// cancellation); interrupt ends it at once as interrupted, for the reason
+// its cause gives (executor.Interrupt).
 type localRun struct {
 	stop      chan struct{}
 	stopOnce  sync.Once
-	interrupt context.CancelFunc
-	fenced    atomic.Bool
+	interrupt context.CancelCauseFunc
 }
 
 func (r *localRun) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
 
-// Fence interrupts the run because this worker lost its lease.
-func (r *localRun) Fence() {
-	r.fenced.Store(true)
-	r.interrupt()
+// Fence interrupts the run because worker lost its lease.
+func (r *localRun) Fence(worker string) {
+	r.interrupt(executor.Interrupt(fmt.Sprintf("this worker (%s) could not renew its lease in time, so it stopped the run: the fleet records the runs of a worker it cannot reach as interrupted", worker)))
 }
 
 // New returns a Service on cfg. It does nothing until Start.
@@ -190,7 +189,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Heartbeat >= cfg.Lease/2 {
 		return nil, fmt.Errorf("service: heartbeat %v must be under half the lease %v", cfg.Heartbeat, cfg.Lease)
 	}
-	labels, err := store.NormalizeLabels(cfg.Labels)
+	labels, err := corral.NormalizeLabels(cfg.Labels)
 	if err != nil {
 		return nil, fmt.Errorf("service: worker labels: %w", err)
 	}
@@ -213,12 +212,12 @@ func New(cfg Config) (*Service, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	for _, n := range cfg.PassEnv {
-		if err := store.ValidPassEnv(n); err != nil {
+		if err := executor.CheckPassEnv(n); err != nil {
 			return nil, fmt.Errorf("service: pass env: %w", err)
 		}
 	}
 	if cfg.RunAs != "" {
-		if err := store.ValidUser(cfg.RunAs); err != nil {
+		if err := corral.ValidUser(cfg.RunAs); err != nil {
 			return nil, fmt.Errorf("service: run as: %w", err)
 		}
 	}
@@ -243,7 +242,7 @@ func New(cfg Config) (*Service, error) {
 		log:     cfg.Logger,
 		hub:     runlog.NewHub(),
 		metrics: newMetrics(),
-		execs:   map[store.AgentKind]executor.Executor{store.KindShell: executor.Shell{Policy: policy}, store.KindHeadless: executor.Headless{Policy: policy}},
+		execs:   map[corral.AgentKind]executor.Executor{corral.KindShell: executor.Shell{Policy: policy}, corral.KindHeadless: executor.Headless{Policy: policy}},
 		runs:    map[string]*localRun{},
 		wakeSch: make(chan struct{}, 1),
 		owed:    map[string]error{},
@@ -282,7 +281,8 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("service: recovery: %w", err)
 	}
 	s.reclaimOrphans(ctx)
-	if err := s.st.StartEngine(ctx, store.EngineConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Labels: s.cfg.Labels, Run: s.runExecution}); err != nil {
+	if err := s.st.Dispatcher().Start(ctx, store.DispatchConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Labels: s.cfg.Labels,
+		LabelSets: s.labelSets, Run: s.runExecution, Redispatch: s.st.Redispatch}); err != nil {
 		return fmt.Errorf("service: start job engine: %w", err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())
@@ -360,7 +360,7 @@ func (s *Service) Close(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { s.giveUpOnce.Do(func() { close(s.giveUp) }) })
 	defer stop()
 	dctx, dcancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
-	err := s.st.StopEngine(dctx)
+	err := s.st.Dispatcher().Stop(dctx)
 	dcancel()
 	if cancel != nil {
 		cancel()
@@ -471,7 +471,7 @@ func (s *Service) heartbeat(ctx context.Context) {
 	if err := s.recoverDead(ctx, false); err != nil && ctx.Err() == nil {
 		s.log.Warn("recovery failed", "err", err)
 	}
-	if err := s.st.RefreshEngine(ctx); err != nil && ctx.Err() == nil {
+	if err := s.st.Dispatcher().Refresh(ctx); err != nil && ctx.Err() == nil {
 		s.log.Warn("could not look for new agent labels", "err", err)
 	}
 }
@@ -532,7 +532,7 @@ func (s *Service) fence() {
 	}
 	s.mu.Unlock()
 	for _, r := range runs {
-		r.Fence()
+		r.Fence(s.id)
 	}
 }
 

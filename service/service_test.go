@@ -74,10 +74,10 @@ func newFixture(t *testing.T, b storetest.Backend, cfg service.Config) *fixture 
 	return f
 }
 
-func (f *fixture) agent(a service.Agent) *service.Agent {
+func (f *fixture) agent(a corral.Agent) *corral.Agent {
 	f.t.Helper()
 	if a.Kind == "" {
-		a.Kind = store.KindShell
+		a.Kind = corral.KindShell
 	}
 	got, err := f.svc.CreateAgent(bg, &a)
 	if err != nil {
@@ -86,7 +86,7 @@ func (f *fixture) agent(a service.Agent) *service.Agent {
 	return got
 }
 
-func (f *fixture) submit(agent, input string) *service.Execution {
+func (f *fixture) submit(agent, input string) *corral.Execution {
 	f.t.Helper()
 	e, err := f.svc.Submit(bg, service.Task{Agent: agent, Input: input})
 	if err != nil {
@@ -95,7 +95,17 @@ func (f *fixture) submit(agent, input string) *service.Execution {
 	return e
 }
 
-func (f *fixture) get(id string) *service.Execution {
+// logPath returns where the worker logs execution id.
+func (f *fixture) logPath(id string) string {
+	f.t.Helper()
+	r, err := f.st.GetRun(bg, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r.LogPath
+}
+
+func (f *fixture) get(id string) *corral.Execution {
 	f.t.Helper()
 	e, err := f.svc.Execution(bg, id)
 	if err != nil {
@@ -104,9 +114,9 @@ func (f *fixture) get(id string) *service.Execution {
 	return e
 }
 
-func (f *fixture) waitStatus(id string, timeout time.Duration, want ...corral.Status) *service.Execution {
+func (f *fixture) waitStatus(id string, timeout time.Duration, want ...corral.Status) *corral.Execution {
 	f.t.Helper()
-	var e *service.Execution
+	var e *corral.Execution
 	testutil.WaitFor(f.t, timeout, fmt.Sprintf("execution %s reaching %v", id, want), func() bool {
 		e = f.get(id)
 		for _, w := range want {
@@ -119,9 +129,9 @@ func (f *fixture) waitStatus(id string, timeout time.Duration, want ...corral.St
 	return e
 }
 
-func (f *fixture) waitTerminal(id string, timeout time.Duration) *service.Execution {
+func (f *fixture) waitTerminal(id string, timeout time.Duration) *corral.Execution {
 	f.t.Helper()
-	var e *service.Execution
+	var e *corral.Execution
 	testutil.WaitFor(f.t, timeout, "execution "+id+" finishing", func() bool {
 		e = f.get(id)
 		return e.Status.Terminal()
@@ -132,7 +142,7 @@ func (f *fixture) waitTerminal(id string, timeout time.Duration) *service.Execut
 func TestShellTaskRunsAndRecordsItsOutput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "sh"})
+		f.agent(corral.Agent{Name: "sh"})
 		e := f.submit("sh", "echo hello; echo oops >&2; exit 3")
 		if e.Status != corral.StatusRunning {
 			t.Fatalf("admitted as %s", e.Status)
@@ -141,8 +151,11 @@ func TestShellTaskRunsAndRecordsItsOutput(t *testing.T) {
 		if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorExit || e.ExitCode == nil || *e.ExitCode != 3 {
 			t.Fatalf("got %s %s %v", e.Status, e.ErrorType, e.ExitCode)
 		}
-		if e.Stdout != "hello\n" || e.Stderr != "oops\n" || e.Handle == nil || e.LogPath == "" || e.StartedAt == nil || e.FinishedAt == nil {
+		if e.Stdout != "hello\n" || e.Stderr != "oops\n" || e.StartedAt == nil || e.FinishedAt == nil {
 			t.Fatalf("record: %+v", e)
+		}
+		if r, err := f.st.GetRun(bg, e.ID); err != nil || len(r.Handle) == 0 || r.LogPath == "" {
+			t.Fatalf("what the worker keeps beside the record: %+v (%v)", r, err)
 		}
 		if e.Containment == "" {
 			t.Fatal("containment not recorded")
@@ -157,7 +170,7 @@ func TestShellTaskRunsAndRecordsItsOutput(t *testing.T) {
 func TestRejectAnswersAtOnceWithCapacityMessage(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "r", MaxParallelTasks: 2})
+		f.agent(corral.Agent{Name: "r", MaxParallelTasks: 2})
 		a, b := f.submit("r", "sleep 30"), f.submit("r", "sleep 30")
 		e, err := f.svc.Submit(bg, service.Task{Agent: "r", Input: "true"})
 		var rej *service.RejectedError
@@ -170,12 +183,12 @@ func TestRejectAnswersAtOnceWithCapacityMessage(t *testing.T) {
 		if got := f.get(e.ID); got.Status != corral.StatusRejected {
 			t.Fatal("rejection not recorded")
 		}
-		for _, x := range []*service.Execution{a, b} {
+		for _, x := range []*corral.Execution{a, b} {
 			if _, err := f.svc.Cancel(bg, x.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, x := range []*service.Execution{a, b} {
+		for _, x := range []*corral.Execution{a, b} {
 			if got := f.waitTerminal(x.ID, 20*time.Second); got.Status != corral.StatusCancelled {
 				t.Fatalf("%s: %s", x.ID, got.Status)
 			}
@@ -186,7 +199,7 @@ func TestRejectAnswersAtOnceWithCapacityMessage(t *testing.T) {
 func TestQueueStartsTheOldestWhenASlotFrees(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "q", MaxParallelTasks: 1, Overflow: store.OverflowQueue, MaxBacklog: 5})
+		f.agent(corral.Agent{Name: "q", MaxParallelTasks: 1, Overflow: corral.OverflowQueue, MaxBacklog: 5})
 		dir := t.TempDir()
 		first := f.submit("q", "sleep 0.3; echo 1 >> "+dir+"/order")
 		var ids []string
@@ -213,14 +226,14 @@ func TestQueueStartsTheOldestWhenASlotFrees(t *testing.T) {
 func TestCancelStopsTheTreeAndReleasesOnlyItsOwnSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "c", MaxParallelTasks: 3, Grace: service.Duration(5 * time.Second)})
-		var es []*service.Execution
+		f.agent(corral.Agent{Name: "c", MaxParallelTasks: 3, Grace: corral.Duration(5 * time.Second)})
+		var es []*corral.Execution
 		for range 3 {
 			// A background job and a setsid escapee: the whole tree must go.
 			es = append(es, f.submit("c", "sleep 300 & setsid sleep 300 & sleep 300"))
 		}
 		for _, e := range es {
-			testutil.WaitFor(t, 20*time.Second, "handle recorded", func() bool { return f.get(e.ID).Handle != nil })
+			testutil.WaitFor(t, 20*time.Second, "handle recorded", func() bool { return f.get(e.ID).Containment != "" })
 		}
 		if _, err := f.svc.Cancel(bg, es[1].ID); err != nil {
 			t.Fatal(err)
@@ -241,7 +254,7 @@ func TestCancelStopsTheTreeAndReleasesOnlyItsOwnSlot(t *testing.T) {
 		if _, err := f.svc.Cancel(bg, es[1].ID); !errors.Is(err, service.ErrConflict) {
 			t.Fatalf("second cancel: %v", err)
 		}
-		for _, e := range []*service.Execution{es[0], es[2]} {
+		for _, e := range []*corral.Execution{es[0], es[2]} {
 			f.svc.Cancel(bg, e.ID)
 			f.waitTerminal(e.ID, 20*time.Second)
 		}
@@ -251,8 +264,8 @@ func TestCancelStopsTheTreeAndReleasesOnlyItsOwnSlot(t *testing.T) {
 func TestCancelRacingCompletionWritesOneConsistentEnd(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "race", MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: 100})
-		var es []*service.Execution
+		f.agent(corral.Agent{Name: "race", MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: 100})
+		var es []*corral.Execution
 		for i := range 24 {
 			es = append(es, f.submit("race", fmt.Sprintf("sleep 0.0%d", i%10)))
 		}
@@ -285,10 +298,10 @@ func TestCancelRacingCompletionWritesOneConsistentEnd(t *testing.T) {
 func TestFollowReplaysAFinishedRunAndFollowsALiveOne(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "log"})
+		f.agent(corral.Agent{Name: "log"})
 		e := f.submit("log", "for i in 1 2 3; do echo line$i; done")
 		f.waitTerminal(e.ID, 20*time.Second)
-		texts := func(id string, after int) (out []string, end *service.Execution) {
+		texts := func(id string, after int) (out []string, end *corral.Execution) {
 			end, err := f.svc.Follow(bg, id, after, func(seq int, raw []byte) error {
 				var rec service.LogRecord
 				json.Unmarshal(raw, &rec)
@@ -317,13 +330,13 @@ func TestFollowReplaysAFinishedRunAndFollowsALiveOne(t *testing.T) {
 func TestSecretsAreRedactedFromLogsAndRecords(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{Secrets: []string{"service-token-123456"}})
-		f.agent(service.Agent{Name: "sec", Env: map[string]string{"API_TOKEN": "agent-secret-value-42"}})
+		f.agent(corral.Agent{Name: "sec", Env: map[string]string{"API_TOKEN": "agent-secret-value-42"}})
 		// A private key printed line by line: every line of its body is
 		// masked in the log (kept a line at a time) and in the record.
 		e := f.submit("sec", `echo "$API_TOKEN"; echo service-token-123456; echo key=sk-ant-api03-abcdefghijklmnop; echo plain
 printf '%s\n' '-----BEGIN RSA PRIVATE KEY-----' MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ== '-----END RSA PRIVATE KEY-----' after-key`)
 		e = f.waitTerminal(e.ID, 20*time.Second)
-		log, _ := readFile(e.LogPath)
+		log, _ := readFile(f.logPath(e.ID))
 		for _, secret := range []string{"agent-secret-value-42", "service-token-123456", "sk-ant-api03-abcdefghijklmnop", "MIIBOgIBAAJBAKj34", "KUpRKfFLfRYC9AIKjbJTWit", "PRIVATE KEY"} {
 			if strings.Contains(e.Stdout, secret) || strings.Contains(log, secret) {
 				t.Fatalf("secret %q stored:\n%s\n%s", secret, e.Stdout, log)
@@ -338,7 +351,7 @@ printf '%s\n' '-----BEGIN RSA PRIVATE KEY-----' MIIBOgIBAAJBAKj34GkxFhD90vcNLYLI
 func TestTimeoutFailsTheRunAndKillsTheTree(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "to", Timeout: service.Duration(300 * time.Millisecond), Grace: service.Duration(200 * time.Millisecond)})
+		f.agent(corral.Agent{Name: "to", Timeout: corral.Duration(300 * time.Millisecond), Grace: corral.Duration(200 * time.Millisecond)})
 		e := f.submit("to", "trap '' TERM; sleep 300 & sleep 300")
 		e = f.waitTerminal(e.ID, 20*time.Second)
 		if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorTimeout || e.Killed == 0 {
@@ -358,10 +371,10 @@ func TestCloseInterruptsRunsFreesSlotsAndKeepsTheQueue(t *testing.T) {
 		if err := svc.Start(bg); err != nil {
 			t.Fatal(err)
 		}
-		svc.CreateAgent(bg, &service.Agent{Name: "x", Kind: store.KindShell, MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+		svc.CreateAgent(bg, &corral.Agent{Name: "x", Kind: corral.KindShell, MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 		run, _ := svc.Submit(bg, service.Task{Agent: "x", Input: "sleep 300"})
 		queued, _ := svc.Submit(bg, service.Task{Agent: "x", Input: "true"})
-		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { e, _ := svc.Execution(bg, run.ID); return e.Handle != nil })
+		testutil.WaitFor(t, 20*time.Second, "run started", func() bool { e, _ := svc.Execution(bg, run.ID); return e.Containment != "" })
 		if err := svc.Close(bg); err != nil {
 			t.Fatal(err)
 		}
@@ -387,19 +400,19 @@ func TestCloseInterruptsRunsFreesSlotsAndKeepsTheQueue(t *testing.T) {
 func TestScheduleFiresOnTimeAndCanBeTriggered(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "cron", MaxParallelTasks: 5})
-		sc, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "cron", Cron: "*/2 * * * * *", TimeZone: "Europe/Paris", Input: "date +%s%N", Enabled: true})
+		f.agent(corral.Agent{Name: "cron", MaxParallelTasks: 5})
+		sc, err := f.svc.CreateSchedule(bg, &corral.Schedule{Agent: "cron", Cron: "*/2 * * * * *", TimeZone: "Europe/Paris", Input: "date +%s%N", Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := *sc.NextFireAt
-		var execs []*service.Execution
+		var execs []*corral.Execution
 		testutil.WaitFor(t, 15*time.Second, "two scheduled fires", func() bool {
 			execs, _, _ = f.svc.Executions(bg, service.ExecutionFilter{Agent: "cron"})
 			return len(execs) >= 2
 		})
 		for _, e := range execs {
-			if e.Trigger != store.TriggerSchedule || e.ScheduleID != sc.ID {
+			if e.Trigger != corral.TriggerSchedule || e.ScheduleID != sc.ID {
 				t.Fatalf("execution %+v", e)
 			}
 		}
@@ -412,10 +425,10 @@ func TestScheduleFiresOnTimeAndCanBeTriggered(t *testing.T) {
 			t.Fatal(err)
 		}
 		e, err := f.svc.TriggerSchedule(bg, sc.ID)
-		if err != nil || e.Trigger != store.TriggerSchedule {
+		if err != nil || e.Trigger != corral.TriggerSchedule {
 			t.Fatalf("manual trigger: %v %+v", err, e)
 		}
-		for _, bad := range []service.Schedule{{Agent: "cron", Cron: "nope", Input: "x"}, {Agent: "cron", Cron: "* * * * *", TimeZone: "Nowhere/Land", Input: "x"}, {Agent: "cron", Cron: "* * * * *"}, {Agent: "ghost", Cron: "* * * * *", Input: "x"}} {
+		for _, bad := range []corral.Schedule{{Agent: "cron", Cron: "nope", Input: "x"}, {Agent: "cron", Cron: "* * * * *", TimeZone: "Nowhere/Land", Input: "x"}, {Agent: "cron", Cron: "* * * * *"}, {Agent: "ghost", Cron: "* * * * *", Input: "x"}} {
 			if _, err := f.svc.CreateSchedule(bg, &bad); err == nil {
 				t.Errorf("schedule %+v accepted", bad)
 			}
@@ -430,7 +443,7 @@ func TestScheduleFiresOnTimeAndCanBeTriggered(t *testing.T) {
 func TestInvalidInputIsRefusedWithAClearError(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "v"})
+		f.agent(corral.Agent{Name: "v"})
 		for _, task := range []service.Task{{Agent: "v"}, {Agent: "v", Input: "x", Timeout: -1}, {Agent: "v", Input: "\xff"}} {
 			if _, err := f.svc.Submit(bg, task); !errors.Is(err, service.ErrInvalid) {
 				t.Errorf("%+v: %v", task, err)
@@ -439,7 +452,7 @@ func TestInvalidInputIsRefusedWithAClearError(t *testing.T) {
 		if _, err := f.svc.Submit(bg, service.Task{Agent: "ghost", Input: "x"}); !errors.Is(err, service.ErrNotFound) {
 			t.Errorf("unknown agent: %v", err)
 		}
-		for _, a := range []service.Agent{{Name: "", Kind: "shell"}, {Name: "a b", Kind: "shell"}, {Name: "k", Kind: "robot"}, {Name: "h", Kind: "headless"}, {Name: "o", Kind: "shell", Overflow: "drop"}, {Name: "m", Kind: "shell", MaxParallelTasks: -1}} {
+		for _, a := range []corral.Agent{{Name: "", Kind: "shell"}, {Name: "a b", Kind: "shell"}, {Name: "k", Kind: "robot"}, {Name: "h", Kind: "headless"}, {Name: "o", Kind: "shell", Overflow: "drop"}, {Name: "m", Kind: "shell", MaxParallelTasks: -1}} {
 			if _, err := f.svc.CreateAgent(bg, &a); !errors.Is(err, service.ErrInvalid) {
 				t.Errorf("agent %+v: %v", a, err)
 			}
@@ -460,7 +473,7 @@ sleep 300`
 func TestHeadlessTurnEndsOnItsResultAndFreesTheSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "bot", Kind: store.KindHeadless, MaxParallelTasks: 1, Command: []string{"bash", "-c", fakeAgent, "agent", "{{prompt}}"}})
+		f.agent(corral.Agent{Name: "bot", Kind: corral.KindHeadless, MaxParallelTasks: 1, Command: []string{"bash", "-c", fakeAgent, "agent", "{{prompt}}"}})
 		start := time.Now()
 		e := f.submit("bot", "the thing")
 		e = f.waitTerminal(e.ID, 30*time.Second)
@@ -473,7 +486,7 @@ func TestHeadlessTurnEndsOnItsResultAndFreesTheSlot(t *testing.T) {
 		if slots, _ := f.svc.Slots(bg, "bot"); len(slots) != 0 {
 			t.Fatalf("slot still held: %+v", slots)
 		}
-		log, _ := readFile(e.LogPath)
+		log, _ := readFile(f.logPath(e.ID))
 		if !strings.Contains(log, `"stream":"event"`) || !strings.Contains(log, "did the thing") {
 			t.Fatalf("events not logged:\n%s", log)
 		}
@@ -495,7 +508,7 @@ func TestHeadlessIdleWatchdogFailsASilentTurnAndKeepsTheSession(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
 		silent := `echo '{"type":"system","subtype":"init","session_id":"sess-2"}'; sleep 300`
-		f.agent(service.Agent{Name: "mute", Kind: store.KindHeadless, IdleTimeout: service.Duration(500 * time.Millisecond), Grace: service.Duration(200 * time.Millisecond), Command: []string{"bash", "-c", silent}})
+		f.agent(corral.Agent{Name: "mute", Kind: corral.KindHeadless, IdleTimeout: corral.Duration(500 * time.Millisecond), Grace: corral.Duration(200 * time.Millisecond), Command: []string{"bash", "-c", silent}})
 		e := f.waitTerminal(f.submit("mute", "hello").ID, 30*time.Second)
 		if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorIdle || e.SessionID != "sess-2" {
 			t.Fatalf("silent turn: %s %s session %q (%s)", e.Status, e.ErrorType, e.SessionID, e.Error)
@@ -506,7 +519,7 @@ func TestHeadlessIdleWatchdogFailsASilentTurnAndKeepsTheSession(t *testing.T) {
 func TestHeadlessCancelStopsTheTurn(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
-		f.agent(service.Agent{Name: "long", Kind: store.KindHeadless, Command: []string{"bash", "-c", `echo '{"type":"system","subtype":"init","session_id":"s3"}'; sleep 300 & sleep 300`}})
+		f.agent(corral.Agent{Name: "long", Kind: corral.KindHeadless, Command: []string{"bash", "-c", `echo '{"type":"system","subtype":"init","session_id":"s3"}'; sleep 300 & sleep 300`}})
 		e := f.submit("long", "x")
 		testutil.WaitFor(t, 20*time.Second, "turn started", func() bool { return f.get(e.ID).SessionID == "s3" })
 		f.svc.Cancel(bg, e.ID)
@@ -524,18 +537,18 @@ func TestMissedFiresAreSkippedOrRunOnce(t *testing.T) {
 		var offset atomic.Int64
 		clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 		f := newFixture(t, backend, service.Config{Now: clock})
-		f.agent(service.Agent{Name: "m", MaxParallelTasks: 5})
-		skip, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "m", Cron: "@hourly", Input: "echo skip", Enabled: true, Missed: store.MissedSkip})
+		f.agent(corral.Agent{Name: "m", MaxParallelTasks: 5})
+		skip, err := f.svc.CreateSchedule(bg, &corral.Schedule{Agent: "m", Cron: "@hourly", Input: "echo skip", Enabled: true, Missed: corral.MissedSkip})
 		if err != nil {
 			t.Fatal(err)
 		}
-		once, err := f.svc.CreateSchedule(bg, &service.Schedule{Agent: "m", Cron: "@hourly", Input: "echo once", Enabled: true, Missed: store.MissedRunOnce})
+		once, err := f.svc.CreateSchedule(bg, &corral.Schedule{Agent: "m", Cron: "@hourly", Input: "echo once", Enabled: true, Missed: corral.MissedRunOnce})
 		if err != nil {
 			t.Fatal(err)
 		}
 		offset.Store(int64(5*time.Hour + 10*time.Minute))
 		later := clock()
-		var got *service.Schedule
+		var got *corral.Schedule
 		testutil.WaitFor(t, 10*time.Second, "both schedules moved past the outage", func() bool {
 			a, _ := f.svc.Schedule(bg, skip.ID)
 			got, _ = f.svc.Schedule(bg, once.ID)
@@ -570,7 +583,7 @@ func TestTwoWorkersShareADatabaseWithoutOverbookingAndCancelAcross(t *testing.T)
 			svcs = append(svcs, svc)
 			t.Cleanup(func() { svc.Close(bg) })
 		}
-		if _, err := svcs[0].CreateAgent(bg, &service.Agent{Name: "shared", Kind: store.KindShell, MaxParallelTasks: 3, Overflow: store.OverflowQueue, MaxBacklog: 100}); err != nil {
+		if _, err := svcs[0].CreateAgent(bg, &corral.Agent{Name: "shared", Kind: corral.KindShell, MaxParallelTasks: 3, Overflow: corral.OverflowQueue, MaxBacklog: 100}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -615,7 +628,7 @@ func TestTwoWorkersShareADatabaseWithoutOverbookingAndCancelAcross(t *testing.T)
 		testutil.WaitFor(t, 20*time.Second, "long run started", func() bool {
 			e, _ := svcs[0].Execution(bg, long.ID)
 			owner = e.WorkerID
-			return e.Handle != nil
+			return e.Containment != ""
 		})
 		other := svcs[0]
 		if owner == "w0" {

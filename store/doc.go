@@ -1,5 +1,11 @@
-// Package store is the storage interface of corral's task service: agents,
-// schedules, executions, capacity slots and the workers that own runs.
+// Package store is the storage interface of corral's task service: it
+// stores agents, schedules, executions, capacity slots, the workers that
+// own runs and web sessions. It stores only: the domain (corral.Agent,
+// corral.Execution, corral.Schedule and their rules) lives in the root
+// package, and the service decides what to run and drives the job engine
+// (Store.Dispatcher). The interface is split by concern: Agents, Records,
+// Lifecycle (admission, slots, claims, ends), Schedules, Workers,
+// Sessions.
 //
 // A Store keeps every rule of the service that must hold across processes
 // inside the database, so that one SQLite file or one PostgreSQL database
@@ -22,8 +28,8 @@
 // all held to the suite in store/storetest. The rules above are written
 // once, in SQL, in store/internal/sqlstore; a driver gives them its
 // connections, transactions, row locks and column types. The interface
-// speaks of the types of this package, of the root package's vocabulary
-// (corral.Status, corral.ErrorType, corral.Containment), of proc.Handle
-// (the recorded handle of a run's process tree, for crash recovery) and
-// of the standard library: never of a database's types.
+// speaks of the types of this package, of the root package's domain and of
+// the standard library: never of a database's types, and never of the
+// supervision core (a run's process handle is kept as the service wrote
+// it, see Run).
 package store

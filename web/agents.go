@@ -20,7 +20,7 @@ const recentRuns = 20
 
 // agentRow is one agent on the agents page.
 type agentRow struct {
-	*service.Agent
+	*corral.Agent
 	Running, Queued int
 	// Succeeded of Finished recent runs (succeeded, failed, interrupted;
 	// cancelled and rejected runs say nothing of the agent).
@@ -56,7 +56,7 @@ func (u *UI) agentRows(ctx context.Context) ([]agentRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := make(map[string]*service.AgentActivity, len(acts))
+	by := make(map[string]*store.AgentActivity, len(acts))
 	for i := range acts {
 		by[acts[i].Agent] = &acts[i]
 	}
@@ -158,7 +158,7 @@ type agentForm struct {
 	CreatedAt, UpdatedAt                                 time.Time
 }
 
-func formOf(a *service.Agent) *agentForm {
+func formOf(a *corral.Agent) *agentForm {
 	f := &agentForm{Editing: true, Name: a.Name, Kind: string(a.Kind), Shell: a.Shell, Workdir: a.Workdir,
 		Command: strings.Join(a.Command, "\n"), Overflow: string(a.Overflow),
 		MaxParallel: itoa(a.MaxParallelTasks), MaxBacklog: itoa(a.MaxBacklog), MaxOutput: zeroEmpty(a.MaxOutput),
@@ -189,12 +189,12 @@ func readAgentForm(r *http.Request) *agentForm {
 // agent turns the form into an agent, noting what is wrong field by
 // field. env is the agent's env so far (nil for a new agent): the form's
 // lines set or replace variables in it, its ticked names are removed.
-func (f *agentForm) agent(env map[string]string) (*service.Agent, bool) {
+func (f *agentForm) agent(env map[string]string) (*corral.Agent, bool) {
 	f.Errors = map[string]string{}
-	a := &service.Agent{Name: f.Name, Kind: service.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow), RunAs: f.RunAs}
+	a := &corral.Agent{Name: f.Name, Kind: corral.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow), RunAs: f.RunAs}
 	if f.Name == "" {
 		f.Errors["name"] = "Give the agent a name: letters, digits, '-', '_' or '.'."
-	} else if err := store.ValidName(f.Name); err != nil {
+	} else if err := corral.ValidName(f.Name); err != nil {
 		f.Errors["name"] = "The name " + err.Error() + "."
 	}
 	if f.Kind != "shell" && f.Kind != "headless" {
@@ -261,7 +261,7 @@ func (f *agentForm) intField(name, v string, lo, hi int) int {
 	return n
 }
 
-func (f *agentForm) durField(name, v string) service.Duration {
+func (f *agentForm) durField(name, v string) corral.Duration {
 	d, err := parseDur(v)
 	if err != nil {
 		f.Errors[name] = err.Error()
@@ -386,7 +386,7 @@ func (u *UI) deleteAgent(w http.ResponseWriter, r *http.Request, p *page) {
 
 // taskForm is the form to submit a task.
 type taskForm struct {
-	Agents                []*service.Agent
+	Agents                []*corral.Agent
 	Agent, Input, Timeout string
 	Errors                map[string]string
 }

@@ -14,10 +14,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 // attackPage is what a hostile site serves: every way a page can make a
@@ -87,7 +87,7 @@ func TestACrossSitePageCannotActOnTheService(t *testing.T) {
 			api := client.New(mode.srv.Addr, mode.token)
 			api.HTTP = &http.Client{Timeout: 30 * time.Second}
 			defer api.HTTP.CloseIdleConnections()
-			if _, err := api.CreateAgent(ctx, &client.Agent{Name: "victim", Kind: store.KindShell}); err != nil {
+			if _, err := api.CreateAgent(ctx, &client.Agent{Name: "victim", Kind: corral.KindShell}); err != nil {
 				t.Fatal(err)
 			}
 			target := "http://" + mode.srv.Addr

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/web"
 )
 
@@ -136,7 +136,7 @@ func TestLoginIgnoresOffsiteNextTargets(t *testing.T) {
 func TestStateChangingRequestsNeedTheSessionsCSRFToken(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "a", Kind: store.KindShell}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "a", Kind: corral.KindShell}); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -188,7 +188,7 @@ func TestCrossOriginPostsAreRefusedEvenWithTheToken(t *testing.T) {
 func TestSessionReadsTheAPIButWritesOnlyWithTheCSRFHeader(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "a", Kind: store.KindShell, Overflow: store.OverflowQueue}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "a", Kind: corral.KindShell, Overflow: corral.OverflowQueue}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := s.svc.Submit(ctx, service.Task{Agent: "a", Input: "sleep 100"})

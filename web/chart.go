@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
-	"github.com/corralrun/corral/service"
 )
 
 // The chart's geometry, in SVG user units (it scales to its box).
@@ -69,7 +68,7 @@ type chartRow struct {
 }
 
 // buildChart charts the executions created in [from, to).
-func buildChart(execs []*service.Execution, from, to, now time.Time, rangeLabel string) *chart {
+func buildChart(execs []*corral.Execution, from, to, now time.Time, rangeLabel string) *chart {
 	c := &chart{W: chartW, H: chartH, PlotX: chartLeft, PlotW: chartW - chartLeft - chartRight,
 		CountY: countTop, CountH: countH, DurY: durTop, DurH: durH}
 	c.Right, c.CountBase, c.DurBase = c.PlotX+c.PlotW, c.CountY+c.CountH, c.DurY+c.DurH
@@ -191,7 +190,7 @@ func buildChart(execs []*service.Execution, from, to, now time.Time, rangeLabel 
 }
 
 // execDuration is how long e ran (or has been running), or -1.
-func execDuration(e *service.Execution, now time.Time) time.Duration {
+func execDuration(e *corral.Execution, now time.Time) time.Duration {
 	switch {
 	case e.DurationMS > 0:
 		return time.Duration(e.DurationMS) * time.Millisecond

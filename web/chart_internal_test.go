@@ -7,13 +7,12 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
-	"github.com/corralrun/corral/service"
 )
 
 var t0 = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 
-func execAt(id string, st corral.Status, created time.Duration, dur time.Duration) *service.Execution {
-	e := &service.Execution{ID: id, Status: st, CreatedAt: t0.Add(created)}
+func execAt(id string, st corral.Status, created time.Duration, dur time.Duration) *corral.Execution {
+	e := &corral.Execution{ID: id, Outcome: corral.Outcome{Status: st}, CreatedAt: t0.Add(created)}
 	if dur > 0 {
 		s := e.CreatedAt
 		e.StartedAt = &s
@@ -23,7 +22,7 @@ func execAt(id string, st corral.Status, created time.Duration, dur time.Duratio
 }
 
 func TestChartStacksOutcomesPerIntervalAndPlotsDurations(t *testing.T) {
-	execs := []*service.Execution{
+	execs := []*corral.Execution{
 		execAt("a", corral.StatusSucceeded, 10*time.Minute, 2*time.Second),
 		execAt("b", corral.StatusSucceeded, 20*time.Minute, 4*time.Second),
 		execAt("c", corral.StatusFailed, 30*time.Minute, time.Minute),
@@ -66,7 +65,7 @@ func TestChartStacksOutcomesPerIntervalAndPlotsDurations(t *testing.T) {
 func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	// The stall limits are the agent's, as the service gives them.
-	timeline := func(a *service.Agent) *headless.Timeline {
+	timeline := func(a *corral.Agent) *headless.Timeline {
 		l := newStreamLog(a)
 		l.add(at(0), `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"1","name":"Bash","input":{"command":"ls"}}]}}`)
 		l.add(at(time.Second), `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"1","is_error":true,"content":"boom"}]}}`)
@@ -74,7 +73,7 @@ func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
 		l.add(at(3*time.Second), `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"3","name":"Read","input":{}}]}}`)
 		return &l.tl
 	}
-	agent := &service.Agent{StallTimeout: service.Duration(5 * time.Second)}
+	agent := &corral.Agent{StallTimeout: corral.Duration(5 * time.Second)}
 	tl := timeline(agent)
 	states := func(v *execView) string {
 		var s []string
@@ -83,7 +82,7 @@ func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	running := &execView{E: &service.Execution{Status: corral.StatusRunning}, Agent: agent, Timeline: tl, Now: at(4 * time.Second)}
+	running := &execView{E: &corral.Execution{Outcome: corral.Outcome{Status: corral.StatusRunning}}, Agent: agent, Timeline: tl, Now: at(4 * time.Second)}
 	if got := states(running); got != "error open open" {
 		t.Fatalf("running, within limits: %s", got)
 	}
@@ -92,11 +91,11 @@ func TestTimelineHighlightsErrorsStallsAndUnfinishedCalls(t *testing.T) {
 		t.Fatalf("running, MCP call past its limit: %s", got)
 	}
 	fin := at(10 * time.Second)
-	stalled := &execView{E: &service.Execution{Status: corral.StatusFailed, ErrorType: corral.ErrorStall, FinishedAt: &fin}, Agent: agent, Timeline: tl, Now: at(time.Hour)}
+	stalled := &execView{E: &corral.Execution{Outcome: corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStall}, FinishedAt: &fin}, Agent: agent, Timeline: tl, Now: at(time.Hour)}
 	if got := states(stalled); got != "error stalled stalled" {
 		t.Fatalf("turn failed with a stall: %s", got)
 	}
-	cancelled := &execView{E: &service.Execution{Status: corral.StatusCancelled, FinishedAt: &fin}, Agent: &service.Agent{}, Timeline: timeline(&service.Agent{}), Now: at(time.Hour)}
+	cancelled := &execView{E: &corral.Execution{Outcome: corral.Outcome{Status: corral.StatusCancelled}, FinishedAt: &fin}, Agent: &corral.Agent{}, Timeline: timeline(&corral.Agent{}), Now: at(time.Hour)}
 	if got := states(cancelled); got != "error unfinished unfinished" {
 		t.Fatalf("cancelled turn: %s", got)
 	}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 // UpdateScreenshotsEnv, set to 1, makes the browser test write its
@@ -171,7 +171,7 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 	api.HTTP = &http.Client{Timeout: 30 * time.Second}
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	ctx := t.Context()
-	if _, err := api.CreateAgent(ctx, &client.Agent{Name: "reviewer", Kind: store.KindHeadless, StallTimeout: client.Duration(2 * time.Second),
+	if _, err := api.CreateAgent(ctx, &client.Agent{Name: "reviewer", Kind: corral.KindHeadless, StallTimeout: client.Duration(2 * time.Second),
 		Command: []string{fakeagent, "-delay", "150ms", "-wait", "1s", "--", "{{prompt}}"}}); err != nil {
 		t.Fatal(err)
 	}

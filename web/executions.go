@@ -14,7 +14,6 @@ import (
 	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/sse"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 )
 
 // pageSize is the number of executions per page of the list.
@@ -118,7 +117,7 @@ func (u *UI) readListQuery(r *http.Request) *listQuery {
 
 type executionsData struct {
 	Q       *listQuery
-	Agents  []*service.Agent
+	Agents  []*corral.Agent
 	Ranges  any
 	Rows    *execRows
 	Chart   *chart
@@ -127,7 +126,7 @@ type executionsData struct {
 
 // execRows is the table body of the executions list.
 type execRows struct {
-	Executions []*service.Execution
+	Executions []*corral.Execution
 	Now        time.Time
 	Next       string // query of the next page, "" on the last
 }
@@ -205,9 +204,9 @@ func (u *UI) liveExecutions(w http.ResponseWriter, r *http.Request, p *page) {
 
 // executionsSince reads the executions f selects, newest first, up to
 // maxChartRuns.
-func (u *UI) executionsSince(ctx context.Context, f service.ExecutionFilter) ([]*service.Execution, error) {
+func (u *UI) executionsSince(ctx context.Context, f service.ExecutionFilter) ([]*corral.Execution, error) {
 	f.Limit, f.Cursor = 1000, ""
-	var out []*service.Execution
+	var out []*corral.Execution
 	for len(out) < maxChartRuns {
 		list, next, err := u.svc.Executions(ctx, f)
 		if err != nil {
@@ -224,8 +223,8 @@ func (u *UI) executionsSince(ctx context.Context, f service.ExecutionFilter) ([]
 
 // execView is an execution with what its page shows besides the record.
 type execView struct {
-	E        *service.Execution
-	Agent    *service.Agent // nil if deleted
+	E        *corral.Execution
+	Agent    *corral.Agent // nil if deleted
 	Headless bool
 	Now      time.Time
 	Timeline *headless.Timeline
@@ -280,7 +279,7 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 	v := &execView{E: e, Now: u.now()}
 	if a, err := u.svc.Agent(ctx, e.Agent); err == nil {
 		v.Agent = a
-		v.Headless = a.Kind == store.KindHeadless
+		v.Headless = a.Kind == corral.KindHeadless
 	}
 	log := newStreamLog(v.Agent)
 	ring := make([]logLine, 0, 64)

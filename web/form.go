@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -22,7 +21,7 @@ func zeroEmpty(n int) string {
 }
 
 // durText shows a duration as the form takes it back ("90s", "1h30m0s").
-func durText(d service.Duration) string {
+func durText(d corral.Duration) string {
 	if d == 0 {
 		return ""
 	}
@@ -31,8 +30,8 @@ func durText(d service.Duration) string {
 
 // parseDur reads a form's duration field: empty, a Go duration or a
 // number of seconds.
-func parseDur(v string) (service.Duration, error) {
-	d, err := store.ParseDuration(strings.TrimSpace(v))
+func parseDur(v string) (corral.Duration, error) {
+	d, err := corral.ParseDuration(strings.TrimSpace(v))
 	if err != nil {
 		return 0, errors.New("Enter a duration such as 90s, 15m or 1h30m, or leave it empty.")
 	}
@@ -42,4 +41,4 @@ func parseDur(v string) (service.Duration, error) {
 	return d, nil
 }
 
-func storeOverflow(s string) store.Overflow { return store.Overflow(s) }
+func storeOverflow(s string) corral.Overflow { return corral.Overflow(s) }

@@ -12,7 +12,6 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 )
 
 func TestEveryPageRendersOnAnEmptyService(t *testing.T) {
@@ -60,7 +59,7 @@ func TestAgentFormNamesEveryInvalidFieldAndKeepsWhatWasTyped(t *testing.T) {
 		t.Fatalf("valid agent: %d %q\n%s", r.code, r.loc, r.body)
 	}
 	a, err := s.svc.Agent(t.Context(), "ok")
-	if err != nil || a.MaxParallelTasks != 2 || a.Overflow != store.OverflowQueue || a.Timeout.D() != 90*time.Second || a.Env["B"] != "x=y" {
+	if err != nil || a.MaxParallelTasks != 2 || a.Overflow != corral.OverflowQueue || a.Timeout.D() != 90*time.Second || a.Env["B"] != "x=y" {
 		t.Fatalf("agent as created: %+v %v", a, err)
 	}
 	if r := b.post("/agents", url.Values{"csrf": {csrf}, "name": {"ok"}, "kind": {"shell"}}); !strings.Contains(r.body, "exists already") {
@@ -81,7 +80,7 @@ func TestAgentFormNamesEveryInvalidFieldAndKeepsWhatWasTyped(t *testing.T) {
 func TestTaskFormRefusesAnEmptyTaskAndShowsARejectedOne(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "one", Kind: store.KindShell, MaxParallelTasks: 1}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "one", Kind: corral.KindShell, MaxParallelTasks: 1}); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -109,7 +108,7 @@ func TestExecutionsListFiltersByAgentStatusAndTime(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
 	for _, n := range []string{"red", "blue"} {
-		if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: n, Kind: store.KindShell, Overflow: store.OverflowQueue, MaxParallelTasks: 1}); err != nil {
+		if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: n, Kind: corral.KindShell, Overflow: corral.OverflowQueue, MaxParallelTasks: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +117,7 @@ func TestExecutionsListFiltersByAgentStatusAndTime(t *testing.T) {
 	blueRun, _ := s.svc.Submit(ctx, service.Task{Agent: "blue", Input: "echo blue-run"})
 	b := s.browser()
 	b.login()
-	has := func(path string, in, out []*service.Execution) {
+	has := func(path string, in, out []*corral.Execution) {
 		t.Helper()
 		r := b.get(path)
 		if r.code != 200 {
@@ -135,10 +134,10 @@ func TestExecutionsListFiltersByAgentStatusAndTime(t *testing.T) {
 			}
 		}
 	}
-	all := []*service.Execution{redRun, redQueued, blueRun}
+	all := []*corral.Execution{redRun, redQueued, blueRun}
 	has("/executions", all, nil)
-	has("/executions?agent=red", []*service.Execution{redRun, redQueued}, []*service.Execution{blueRun})
-	has("/executions?status=queued", []*service.Execution{redQueued}, []*service.Execution{redRun, blueRun})
+	has("/executions?agent=red", []*corral.Execution{redRun, redQueued}, []*corral.Execution{blueRun})
+	has("/executions?status=queued", []*corral.Execution{redQueued}, []*corral.Execution{redRun, blueRun})
 	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")
 	has("/executions?since="+future, nil, all)
 	has("/executions?range=1h&until="+future, all, nil)
@@ -185,7 +184,7 @@ func readEvents(t *testing.T, b *browser, path string, stop func(event, data str
 func TestLiveListSendsNewRunsAndTheirEnd(t *testing.T) {
 	s := newStack(t, stackOpt{token: token, started: true})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "live", Kind: store.KindShell}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "live", Kind: corral.KindShell}); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -218,7 +217,7 @@ func TestLiveListSendsNewRunsAndTheirEnd(t *testing.T) {
 func TestExecutionPageShowsSupervisionFactsAndTheLogDownloads(t *testing.T) {
 	s := newStack(t, stackOpt{token: token, started: true})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "sh", Kind: store.KindShell}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "sh", Kind: corral.KindShell}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := s.svc.Submit(ctx, service.Task{Agent: "sh", Input: "echo out-line; echo '<b>err-line</b>' >&2; sleep 300 & exit 4"})
@@ -264,7 +263,7 @@ func TestExecutionPageShowsSupervisionFactsAndTheLogDownloads(t *testing.T) {
 func TestSchedulesPageCreatesTogglesTriggersAndDeletes(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "cron", Kind: store.KindShell}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "cron", Kind: corral.KindShell}); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -302,7 +301,7 @@ func TestSchedulesPageCreatesTogglesTriggersAndDeletes(t *testing.T) {
 		t.Fatalf("trigger: %d %q", r.code, r.loc)
 	}
 	e, err := s.svc.Execution(ctx, strings.TrimPrefix(r.loc, "/executions/"))
-	if err != nil || e.Trigger != store.TriggerSchedule || e.ScheduleID != id {
+	if err != nil || e.Trigger != corral.TriggerSchedule || e.ScheduleID != id {
 		t.Fatalf("triggered execution: %+v %v", e, err)
 	}
 	if r := b.post("/schedules/"+id+"/delete", url.Values{"csrf": {csrf}}); r.code != http.StatusSeeOther {

@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 )
 
 // schedulePage is the number of schedules per page of the list.
@@ -22,18 +22,18 @@ type scheduleForm struct {
 }
 
 type schedulesData struct {
-	Schedules []*service.Schedule
+	Schedules []*corral.Schedule
 	// Next is the cursor of the next page, "" on the last; Paged says
 	// this is not the first.
 	Next   string
 	Paged  bool
-	Agents []*service.Agent
+	Agents []*corral.Agent
 	Form   *scheduleForm
 	CSRF   string
 }
 
 func (u *UI) schedulesPage(w http.ResponseWriter, r *http.Request, p *page) {
-	f := &scheduleForm{Enabled: true, Missed: string(store.MissedSkip), Agent: r.URL.Query().Get("agent")}
+	f := &scheduleForm{Enabled: true, Missed: string(corral.MissedSkip), Agent: r.URL.Query().Get("agent")}
 	switch r.URL.Query().Get("done") {
 	case "created":
 		p.Notice = "Schedule created."
@@ -92,7 +92,7 @@ func (u *UI) createSchedule(w http.ResponseWriter, r *http.Request, p *page) {
 		}
 	}
 	if len(f.Errors) == 0 {
-		sc := &service.Schedule{Agent: f.Agent, Cron: f.Cron, TimeZone: f.TimeZone, Input: f.Input, Timeout: to, Enabled: f.Enabled, Missed: store.MissedPolicy(f.Missed)}
+		sc := &corral.Schedule{Agent: f.Agent, Cron: f.Cron, TimeZone: f.TimeZone, Input: f.Input, Timeout: to, Enabled: f.Enabled, Missed: corral.MissedPolicy(f.Missed)}
 		_, err := u.svc.CreateSchedule(r.Context(), sc)
 		if err == nil {
 			seeOther(w, r, "/schedules?done=created")

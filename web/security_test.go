@@ -11,7 +11,6 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 )
 
 // TestAgentFormNeverShowsEnvValues: the edit page names the variables
@@ -20,7 +19,7 @@ import (
 func TestAgentFormNeverShowsEnvValues(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})
 	ctx := t.Context()
-	if _, err := s.svc.CreateAgent(ctx, &service.Agent{Name: "k", Kind: store.KindShell, Env: map[string]string{"API_KEY": "sk-kept-secret", "OLD": "old-value", "ROTATE": "rotate-me"}}); err != nil {
+	if _, err := s.svc.CreateAgent(ctx, &corral.Agent{Name: "k", Kind: corral.KindShell, Env: map[string]string{"API_KEY": "sk-kept-secret", "OLD": "old-value", "ROTATE": "rotate-me"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -87,7 +86,7 @@ func TestAgentFormKeepsWhoRunsItAndItsSandbox(t *testing.T) {
 func TestExecutionPageShowsTheSandboxAndTheUser(t *testing.T) {
 	s := newStack(t, stackOpt{token: token, started: true})
 	ctx := t.Context()
-	for _, a := range []*service.Agent{{Name: "plain", Kind: store.KindShell}, {Name: "boxed", Kind: store.KindShell, Workdir: t.TempDir(), Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}} {
+	for _, a := range []*corral.Agent{{Name: "plain", Kind: corral.KindShell}, {Name: "boxed", Kind: corral.KindShell, Workdir: t.TempDir(), Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}} {
 		if _, err := s.svc.CreateAgent(ctx, a); err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
-	"github.com/corralrun/corral/service"
 )
 
 // maxCalls bounds the tool calls an execution page lists; the log has
@@ -25,7 +25,7 @@ type streamLog struct {
 // newStreamLog returns a reader that gives calls the stall limits the
 // service gives the agent's turns (its stall_timeout for MCP tools, the
 // headless default when unset); a deleted agent (nil) gets the defaults.
-func newStreamLog(a *service.Agent) *streamLog {
+func newStreamLog(a *corral.Agent) *streamLog {
 	spec := &headless.Spec{}
 	if a != nil {
 		spec.StallTimeout = a.StallTimeout.D()

@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
 	"github.com/corralrun/corral/web"
 )
@@ -46,12 +46,12 @@ func runDashboards(ctx context.Context, n int, span time.Duration) {
 	defer srv.Close()
 
 	for i := range 12 {
-		_, err := svc.CreateAgent(ctx, &service.Agent{Name: fmt.Sprintf("agent-%02d", i), Kind: store.KindShell, MaxParallelTasks: 2, Overflow: store.OverflowQueue})
+		_, err := svc.CreateAgent(ctx, &corral.Agent{Name: fmt.Sprintf("agent-%02d", i), Kind: corral.KindShell, MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
 		check(err)
 	}
 	crons := []string{"@hourly", "*/5 * * * *", "0 9 * * 1-5", "@daily", "17 */2 * * *"}
 	for i := range 5000 {
-		_, err := svc.CreateSchedule(ctx, &service.Schedule{Agent: fmt.Sprintf("agent-%02d", i%12), Cron: crons[i%len(crons)], Input: "true", Enabled: i%7 != 0})
+		_, err := svc.CreateSchedule(ctx, &corral.Schedule{Agent: fmt.Sprintf("agent-%02d", i%12), Cron: crons[i%len(crons)], Input: "true", Enabled: i%7 != 0})
 		check(err)
 	}
 	fmt.Printf("live agent dashboards: 12 agents, 5,000 schedules, %d browsers on /ui/live/agents, %s per figure\n", n, span)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/postgres"
@@ -105,7 +106,7 @@ func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, ad
 		defer svc.Close(ctx)
 		svcs = append(svcs, svc)
 	}
-	_, err := svcs[0].CreateAgent(ctx, &service.Agent{Name: "e2e", Kind: store.KindShell, MaxParallelTasks: 32, Overflow: store.OverflowQueue, MaxBacklog: tasks + 10})
+	_, err := svcs[0].CreateAgent(ctx, &corral.Agent{Name: "e2e", Kind: corral.KindShell, MaxParallelTasks: 32, Overflow: corral.OverflowQueue, MaxBacklog: tasks + 10})
 	check(err)
 	t0 := time.Now()
 	var wg sync.WaitGroup
@@ -125,7 +126,7 @@ func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, ad
 	waitAll(ctx, svcs[0], "e2e", n)
 	tps := float64(n) / time.Since(t0).Seconds()
 
-	_, err = svcs[0].CreateAgent(ctx, &service.Agent{Name: "adm", Kind: store.KindShell, Shell: "true", MaxParallelTasks: 10000})
+	_, err = svcs[0].CreateAgent(ctx, &corral.Agent{Name: "adm", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 10000})
 	check(err)
 	var lat []time.Duration
 	tick := time.Now()

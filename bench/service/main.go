@@ -45,7 +45,6 @@ import (
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service"
-	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
 )
 
@@ -123,7 +122,7 @@ func main() {
 	fmt.Printf("corral task service benchmark  (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
 
 	// 1. Admission decision.
-	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "adm", Kind: store.KindShell, Shell: "true", MaxParallelTasks: 10000})
+	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "adm", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 10000})
 	check(err)
 	_, err = st.DB().Exec(`CREATE TABLE bench_peer (id INTEGER PRIMARY KEY, v TEXT)`)
 	check(err)
@@ -132,7 +131,7 @@ func main() {
 	// agent at capacity takes the same transaction path (and the engine
 	// stays idle), so admissions are timed on a full agent and on an
 	// empty one alternately.
-	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "full", Kind: store.KindShell, MaxParallelTasks: 1})
+	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "full", Kind: corral.KindShell, MaxParallelTasks: 1})
 	check(err)
 	_, err = svc.Submit(ctx, service.Task{Agent: "full", Input: "sleep 3600"})
 	check(err)
@@ -180,7 +179,7 @@ func main() {
 	cancelAll(ctx, svc, "full")
 
 	// 2. End-to-end trivial tasks per second.
-	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "e2e", Kind: store.KindShell, MaxParallelTasks: *parallel, Overflow: store.OverflowQueue, MaxBacklog: *tasks + 10})
+	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "e2e", Kind: corral.KindShell, MaxParallelTasks: *parallel, Overflow: corral.OverflowQueue, MaxBacklog: *tasks + 10})
 	check(err)
 	relMu.Lock()
 	releases = nil
@@ -228,7 +227,7 @@ func main() {
 	relMu.Lock()
 	releases = nil
 	relMu.Unlock()
-	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "rel", Kind: store.KindShell, MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: *releaseRuns + 10})
+	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "rel", Kind: corral.KindShell, MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: *releaseRuns + 10})
 	check(err)
 	for range *releaseRuns {
 		_, err := svc.Submit(ctx, service.Task{Agent: "rel", Input: "sleep 0.01 & true"})

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 )
@@ -41,7 +42,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	check(err)
 	check(svc.Start(ctx))
 	defer svc.Close(ctx)
-	_, err = svc.CreateAgent(ctx, &service.Agent{Name: "q", Kind: store.KindShell, MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: n + 10})
+	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "q", Kind: corral.KindShell, MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: n + 10})
 	check(err)
 	t0, self0, kids0 := time.Now(), cpu(), childCPU()
 	for range n {
@@ -53,7 +54,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	self, kids := cpu()-self0, childCPU()-kids0
 	// A promoted execution is admitted in the transaction that ends the
 	// run before it, at that run's finish time: match them by it.
-	var all []*service.Execution
+	var all []*corral.Execution
 	cursor := ""
 	for {
 		list, next, err := svc.Executions(ctx, service.ExecutionFilter{Agent: "q", Limit: 1000, Cursor: cursor})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
-	"github.com/corralrun/corral/store"
 )
 
 func init() {
@@ -130,7 +129,7 @@ func agentsMain(args []string) int {
 		fmt.Fprintln(tw, "NAME\tKIND\tSLOTS\tOVERFLOW\tTIMEOUT\tRUN AS\tSANDBOX\tCOMMAND")
 		for _, a := range list {
 			cmd := a.Shell + " < INPUT"
-			if a.Kind == store.KindHeadless {
+			if a.Kind == corral.KindHeadless {
 				cmd = strings.Join(a.Command, " ")
 			}
 			to := "-"
@@ -161,9 +160,9 @@ func agentsMain(args []string) int {
 		if !ok {
 			return usageError("agents", "create needs a NAME")
 		}
-		a := &client.Agent{Name: name, Kind: store.AgentKind(*kind), Shell: *shell, Workdir: *workdir, MaxParallelTasks: *maxPar,
-			Overflow: store.Overflow(*overflow), MaxBacklog: *backlog, Timeout: store.Duration(*timeout), StallTimeout: store.Duration(*stall),
-			IdleTimeout: store.Duration(*idle), Grace: store.Duration(*grace), MaxOutput: *maxOut, Command: command,
+		a := &client.Agent{Name: name, Kind: corral.AgentKind(*kind), Shell: *shell, Workdir: *workdir, MaxParallelTasks: *maxPar,
+			Overflow: corral.Overflow(*overflow), MaxBacklog: *backlog, Timeout: corral.Duration(*timeout), StallTimeout: corral.Duration(*stall),
+			IdleTimeout: corral.Duration(*idle), Grace: corral.Duration(*grace), MaxOutput: *maxOut, Command: command,
 			Labels: splitLabels(*labels), RunAs: *runAs, PassEnv: nonEmpty(passEnv), Sandbox: sandbox}
 		if len(unsetEnv) > 0 {
 			return usageError("agents", "--unset-env is for update")
@@ -295,7 +294,7 @@ func splitLabels(s string) []string {
 }
 
 func overflowText(a *client.Agent) string {
-	if a.Overflow == store.OverflowQueue {
+	if a.Overflow == corral.OverflowQueue {
 		return fmt.Sprintf("queue(%d)", a.MaxBacklog)
 	}
 	return string(a.Overflow)

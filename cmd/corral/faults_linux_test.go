@@ -22,7 +22,6 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 // The fault-injection tests break what corral serve stands on — its disk,
@@ -144,7 +143,7 @@ func TestFaultDiskFull(t *testing.T) {
 	tag := testutil.Tag(t)
 	data := filepath.Join(mountTmpfs(t, "24m"), "corral")
 	s := startServe(t, data, tag)
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	burst, mended := newGate(t), newGate(t)
 	burstDone := filepath.Join(t.TempDir(), "burst-done")
 	a, err := s.c.Submit(bg, "q", fmt.Sprintf(`%s; yes "$(head -c 1000 /dev/zero | tr '\0' a)" | head -n 3000; touch %s; %s; echo after-space`, burst.wait(), burstDone, mended.wait()), 0)
@@ -201,7 +200,7 @@ func TestFaultReadOnlyDataDirectory(t *testing.T) {
 	}
 	data := t.TempDir()
 	s := startServe(t, data, tag)
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 1, Overflow: store.OverflowQueue})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 1, Overflow: corral.OverflowQueue})
 	g := newGate(t)
 	a, err := s.c.Submit(bg, "q", g.wait()+"; echo first", 0)
 	if err != nil {
@@ -250,7 +249,7 @@ func TestFaultDatabaseLocked(t *testing.T) {
 	tag := testutil.Tag(t)
 	data := t.TempDir()
 	s := startServe(t, data, tag)
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: store.OverflowQueue})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
 	g := newGate(t)
 	var ids []string
 	for i := range 4 {
@@ -308,7 +307,7 @@ func TestFaultLogDirectoryUnwritable(t *testing.T) {
 		t.Skipf("SKIP: cannot mount a tmpfs (%v): this fault-injection test needs it", err)
 	}
 	t.Cleanup(func() { unix.Unmount(logs, unix.MNT_DETACH) })
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: store.OverflowQueue})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
 	var ids []string
 	for i := range 6 {
 		e, err := s.c.Submit(bg, "q", fmt.Sprintf("echo %d", i), 0)
@@ -387,7 +386,7 @@ func TestFaultKill9DuringA2000TaskLoad(t *testing.T) {
 	tag := testutil.Tag(t)
 	data := t.TempDir()
 	s := startServe(t, data, tag)
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 4, Overflow: store.OverflowQueue, MaxBacklog: 2000})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: 2000})
 	l := &loadRecorder{accepted: map[string]string{}, runs: filepath.Join(t.TempDir(), "runs")}
 	var cur atomic.Pointer[served]
 	cur.Store(s)
@@ -458,7 +457,7 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 func TestFaultSIGSTOPOfTheWorker(t *testing.T) {
 	tag := testutil.Tag(t)
 	s := startServe(t, t.TempDir(), tag, "--lease", "4s")
-	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: store.OverflowQueue, MaxBacklog: 100})
+	createAgent(t, s.c, &client.Agent{Name: "q", MaxParallelTasks: 2, Overflow: corral.OverflowQueue, MaxBacklog: 100})
 	l := &loadRecorder{accepted: map[string]string{}, runs: filepath.Join(t.TempDir(), "runs")}
 	for i := range 40 {
 		if err := l.submit(s.c, "q", fmt.Sprintf("t%02d", i)); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/storetest"
 )
 
@@ -242,7 +241,7 @@ func TestFleetCancelReachesTheWorkerRunningTheTask(t *testing.T) {
 func TestFleetKill9WorkerIsRecoveredByTheOthersAndRejoins(t *testing.T) {
 	f := newFleet(t, 3, "--lease", "3s", "--shutdown-timeout", "0s")
 	c := f.workers[1].c
-	createAgent(t, c, &client.Agent{Name: "k", MaxParallelTasks: 3, Overflow: store.OverflowQueue, Labels: []string{"victim"}})
+	createAgent(t, c, &client.Agent{Name: "k", MaxParallelTasks: 3, Overflow: corral.OverflowQueue, Labels: []string{"victim"}})
 	// Only w0 advertises the label: restart it with it.
 	dir0 := f.workers[0].data
 	f.workers[0].stop()

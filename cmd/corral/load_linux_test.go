@@ -16,7 +16,6 @@ import (
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 // memoryBound is the most the service may hold resident with 100 event
@@ -87,7 +86,7 @@ func TestServeMemoryStaysBoundedWithStuckReaders(t *testing.T) {
 	tag := testutil.Tag(t)
 	s := startServe(t, t.TempDir(), tag)
 	createAgent(t, s.c, &client.Agent{Name: "big"})
-	createAgent(t, s.c, &client.Agent{Name: "many", MaxParallelTasks: 8, Overflow: store.OverflowQueue, MaxBacklog: 500})
+	createAgent(t, s.c, &client.Agent{Name: "many", MaxParallelTasks: 8, Overflow: corral.OverflowQueue, MaxBacklog: 500})
 	big, err := s.c.Submit(bg, "big", "echo small", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -68,8 +68,8 @@ func psMain(args []string) int {
 	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tTRIGGER\tCREATED\tDURATION\tINPUT\tERROR")
 	for _, e := range list {
 		st := string(e.Status)
-		if e.Status == corral.StatusRunning && e.SlotNo > 0 {
-			st = fmt.Sprintf("running[%d]", e.SlotNo)
+		if e.Status == corral.StatusRunning && e.Slot > 0 {
+			st = fmt.Sprintf("running[%d]", e.Slot)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Agent, st, e.Trigger, shortTime(&e.CreatedAt), durationMS(e.DurationMS), truncate(e.Input, 30), truncate(e.Error, 50))
 	}

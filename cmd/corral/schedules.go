@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
-	"github.com/corralrun/corral/store"
 )
 
 func init() {
@@ -102,7 +102,7 @@ func schedulesMain(args []string) int {
 		}
 		return exitOK
 	case "create", "add":
-		sc, err := c.CreateSchedule(ctx, &client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: store.MissedPolicy(*missed), Timeout: store.Duration(*timeout)})
+		sc, err := c.CreateSchedule(ctx, &client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: corral.MissedPolicy(*missed), Timeout: corral.Duration(*timeout)})
 		if err != nil {
 			return apiFail("schedules", err)
 		}

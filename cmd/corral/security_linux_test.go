@@ -29,7 +29,6 @@ import (
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 // needNobody skips loudly unless the tests run as root on a machine with
@@ -101,7 +100,7 @@ func TestTaskCannotReachTheServicesSecrets(t *testing.T) {
 	}
 	// The same rules for a headless agent: what it runs reports on stderr.
 	report := `env >&2; cat /proc/$PPID/environ >&2; cat ` + data + `/token >&2; echo '{"type":"result","subtype":"success","result":"done","session_id":"s"}'`
-	createAgent(t, c, &client.Agent{Name: "agent", Kind: store.KindHeadless, Command: []string{"sh", "-c", report, "agent"}, Env: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-agents-own-key"}})
+	createAgent(t, c, &client.Agent{Name: "agent", Kind: corral.KindHeadless, Command: []string{"sh", "-c", report, "agent"}, Env: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-agents-own-key"}})
 	h, err := c.Submit(bg, "agent", "hello", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/testutil"
-	"github.com/corralrun/corral/store"
 )
 
 var bg = context.Background()
@@ -29,7 +28,7 @@ var bg = context.Background()
 func createAgent(t *testing.T, c *client.Client, a *client.Agent) {
 	t.Helper()
 	if a.Kind == "" {
-		a.Kind = store.KindShell
+		a.Kind = corral.KindShell
 	}
 	if _, err := c.CreateAgent(bg, a); err != nil {
 		t.Fatal(err)
@@ -183,7 +182,7 @@ func TestAdmissionUnder200ConcurrentSubmissionsNeverExceedsCapacity(t *testing.T
 // capacity or never reaches two. It returns the finished executions.
 func loadCapacity(t *testing.T, cs []*client.Client, capacity, total int, sleep string, timeout time.Duration) []*client.Execution {
 	t.Helper()
-	createAgent(t, cs[0], &client.Agent{Name: "q", MaxParallelTasks: capacity, Overflow: store.OverflowQueue, MaxBacklog: 1000})
+	createAgent(t, cs[0], &client.Agent{Name: "q", MaxParallelTasks: capacity, Overflow: corral.OverflowQueue, MaxBacklog: 1000})
 	live := t.TempDir()
 	task := fmt.Sprintf(`f=$(mktemp -p %s); sleep %s; rm -f "$f"`, live, sleep)
 
@@ -324,7 +323,7 @@ func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 	tag := testutil.Tag(t)
 	data := t.TempDir()
 	a := startServe(t, data, tag)
-	createAgent(t, a.c, &client.Agent{Name: "w", MaxParallelTasks: 2, Overflow: store.OverflowQueue, MaxBacklog: 10})
+	createAgent(t, a.c, &client.Agent{Name: "w", MaxParallelTasks: 2, Overflow: corral.OverflowQueue, MaxBacklog: 10})
 	before, err := a.c.Submit(bg, "w", "echo finished-before", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func openLimited(t *testing.T, url string, l store.Limits) *postgres.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+	t.Cleanup(func() { s.Dispatcher().Stop(context.Background()); s.Close() })
 	return s
 }
 

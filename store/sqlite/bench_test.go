@@ -5,17 +5,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
 )
 
-func benchStore(b *testing.B, slots int, overflow store.Overflow) *sqlite.Store {
+func benchStore(b *testing.B, slots int, overflow corral.Overflow) *sqlite.Store {
 	s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(b.TempDir(), "corral.db")})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	a := &store.Agent{Name: "a", Kind: store.KindShell, MaxParallelTasks: slots, Overflow: overflow, MaxBacklog: 1 << 20}
+	a := &corral.Agent{Name: "a", Kind: corral.KindShell, MaxParallelTasks: slots, Overflow: overflow, MaxBacklog: 1 << 20}
 	a.Normalize()
 	if err := s.CreateAgent(context.Background(), a); err != nil {
 		b.Fatal(err)
@@ -27,7 +28,7 @@ func benchStore(b *testing.B, slots int, overflow store.Overflow) *sqlite.Store 
 // the run handed to River in the same transaction. Each run is finished
 // (untimed) so that the agent holds a realistic number of slots.
 func BenchmarkSubmitAdmitted(b *testing.B) {
-	s := benchStore(b, 8, store.OverflowReject)
+	s := benchStore(b, 8, corral.OverflowReject)
 	ctx := context.Background()
 	for b.Loop() {
 		adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
@@ -35,7 +36,7 @@ func BenchmarkSubmitAdmitted(b *testing.B) {
 			b.Fatal(err, adm.Execution.Status)
 		}
 		b.StopTimer()
-		s.Finish(ctx, adm.Execution.ID, &store.Outcome{Status: "succeeded"})
+		s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"})
 		b.StartTimer()
 	}
 }
@@ -43,13 +44,13 @@ func BenchmarkSubmitAdmitted(b *testing.B) {
 // BenchmarkFinish times a terminal state with its slot release (the
 // submission is untimed).
 func BenchmarkFinish(b *testing.B) {
-	s := benchStore(b, 8, store.OverflowReject)
+	s := benchStore(b, 8, corral.OverflowReject)
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
 		adm, _ := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
 		b.StartTimer()
-		if _, applied, err := s.Finish(ctx, adm.Execution.ID, &store.Outcome{Status: "succeeded"}); err != nil || !applied {
+		if _, applied, err := s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}); err != nil || !applied {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +59,7 @@ func BenchmarkFinish(b *testing.B) {
 // BenchmarkSubmitQueued times a decision that queues (behind a backlog
 // that grows to b.N).
 func BenchmarkSubmitQueued(b *testing.B) {
-	s := benchStore(b, 1, store.OverflowQueue)
+	s := benchStore(b, 1, corral.OverflowQueue)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"}); err != nil {
@@ -70,7 +71,7 @@ func BenchmarkSubmitQueued(b *testing.B) {
 // BenchmarkBareInsert is the peer: the cheapest durable write on the same
 // kind of database.
 func BenchmarkBareInsert(b *testing.B) {
-	s := benchStore(b, 1, store.OverflowReject)
+	s := benchStore(b, 1, corral.OverflowReject)
 	db := s.DB()
 	if _, err := db.Exec(`CREATE TABLE peer (id INTEGER PRIMARY KEY, v TEXT)`); err != nil {
 		b.Fatal(err)

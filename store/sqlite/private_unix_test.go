@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store/sqlite"
 )
 
@@ -35,7 +35,7 @@ func TestDatabaseFilesArePrivate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &store.Agent{Name: "secretive", Kind: store.KindShell, Env: map[string]string{"API_KEY": "v"}}
+		a := &corral.Agent{Name: "secretive", Kind: corral.KindShell, Env: map[string]string{"API_KEY": "v"}}
 		a.Normalize()
 		if err := s.CreateAgent(ctx, a); err != nil {
 			t.Fatal(err)

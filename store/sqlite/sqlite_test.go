@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/sqlite"
 	"github.com/corralrun/corral/store/storetest"
@@ -21,7 +22,7 @@ func openLimited(t *testing.T, l store.Limits) store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+	t.Cleanup(func() { s.Dispatcher().Stop(context.Background()); s.Close() })
 	return s
 }
 
@@ -38,7 +39,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &store.Agent{Name: "keep", Kind: store.KindShell}
+	a := &corral.Agent{Name: "keep", Kind: corral.KindShell}
 	a.Normalize()
 	if err := s.CreateAgent(ctx, a); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestWorkersSharingTheFileNeverOverbook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+			t.Cleanup(func() { s.Dispatcher().Stop(context.Background()); s.Close() })
 			out = append(out, s)
 		}
 		return out
@@ -90,7 +91,7 @@ func TestColumnsKeepTheirOnDiskTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a := &store.Agent{Name: "disk", Kind: store.KindShell}
+	a := &corral.Agent{Name: "disk", Kind: corral.KindShell}
 	a.Normalize()
 	if err := s.CreateAgent(ctx, a); err != nil {
 		t.Fatal(err)

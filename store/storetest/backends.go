@@ -48,7 +48,7 @@ func freshSQLite(t testing.TB, dir string) (string, func() store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+		t.Cleanup(func() { s.Dispatcher().Stop(context.Background()); s.Close() })
 		return s
 	}
 }
@@ -60,7 +60,7 @@ func freshPostgres(t testing.TB, _ string) (string, func() store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.StopEngine(context.Background()); s.Close() })
+		t.Cleanup(func() { s.Dispatcher().Stop(context.Background()); s.Close() })
 		return s
 	}
 }
@@ -106,4 +106,12 @@ func PostgresURL(t testing.TB) string {
 	}
 	pu.Path = "/" + name
 	return pu.String()
+}
+
+// startDispatcher starts s's dispatcher with cfg, as the service does:
+// the queues of the agents' label sets, redispatch through s.
+func startDispatcher(ctx context.Context, s store.Store, cfg store.DispatchConfig) error {
+	cfg.LabelSets = func(ctx context.Context) ([][]string, error) { return store.LabelSets(ctx, s) }
+	cfg.Redispatch = s.Redispatch
+	return s.Dispatcher().Start(ctx, cfg)
 }

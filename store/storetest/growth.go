@@ -21,9 +21,9 @@ func RunLimits(t *testing.T, open OpenLimited) {
 	t.Run("AgentsAndSchedulesAreBounded", func(t *testing.T) {
 		s := open(t, store.Limits{MaxAgents: 3, MaxSchedulesPerAgent: 2})
 		for i := range 3 {
-			agent(t, s, fmt.Sprint("a", i), 1, store.OverflowReject, 0)
+			agent(t, s, fmt.Sprint("a", i), 1, corral.OverflowReject, 0)
 		}
-		extra := &store.Agent{Name: "a3", Kind: store.KindShell, CreatedAt: time.Now().UTC()}
+		extra := &corral.Agent{Name: "a3", Kind: corral.KindShell, CreatedAt: time.Now().UTC()}
 		extra.Normalize()
 		if err := s.CreateAgent(ctx, extra); !errors.Is(err, store.ErrLimit) {
 			t.Fatalf("fourth agent: %v, want ErrLimit", err)
@@ -48,7 +48,7 @@ func RunLimits(t *testing.T, open OpenLimited) {
 	})
 	t.Run("NegativeMeansNoLimit", func(t *testing.T) {
 		s := open(t, store.Limits{MaxAgents: -1, MaxSchedulesPerAgent: -1})
-		agent(t, s, "a", 1, store.OverflowReject, 0)
+		agent(t, s, "a", 1, corral.OverflowReject, 0)
 		for i := range 5 {
 			if err := s.CreateSchedule(ctx, schedule("a", i)); err != nil {
 				t.Fatal(err)
@@ -57,19 +57,19 @@ func RunLimits(t *testing.T, open OpenLimited) {
 	})
 }
 
-func schedule(agentName string, i int) *store.Schedule {
+func schedule(agentName string, i int) *corral.Schedule {
 	at := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
 	created := time.Now().UTC().Add(time.Duration(i) * time.Millisecond)
-	return &store.Schedule{ID: fmt.Sprintf("sch_%s_%03d", agentName, i), Agent: agentName, Cron: "@hourly", Input: "x", Enabled: i%2 == 0,
-		Missed: store.MissedSkip, NextFireAt: &at, CreatedAt: created, UpdatedAt: created}
+	return &corral.Schedule{ID: fmt.Sprintf("sch_%s_%03d", agentName, i), Agent: agentName, Cron: "@hourly", Input: "x", Enabled: i%2 == 0,
+		Missed: corral.MissedSkip, NextFireAt: &at, CreatedAt: created, UpdatedAt: created}
 }
 
 func testListSummaries(t *testing.T, s store.Store) {
-	agent(t, s, "sum", 2, store.OverflowReject, 0)
-	long := strings.Repeat("é", store.SummaryChars+100)
+	agent(t, s, "sum", 2, corral.OverflowReject, 0)
+	long := strings.Repeat("é", corral.SummaryChars+100)
 	e := submit(t, s, "sum", long)
 	out := strings.Repeat("o", 100000)
-	if _, _, err := s.Finish(ctx, e.ID, &store.Outcome{Status: corral.StatusFailed, Error: long, Stdout: out, Stderr: out, Result: out, StdoutBytes: 100000, FinishedAt: time.Now().UTC()}); err != nil {
+	if _, _, err := s.Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusFailed, Error: long, Stdout: out, Stderr: out, Result: out, StdoutBytes: 100000, Ended: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListExecutions(ctx, store.ExecutionFilter{Agent: "sum"})
@@ -80,11 +80,11 @@ func testListSummaries(t *testing.T, s store.Store) {
 	if !l.Summary || l.Stdout != "" || l.Stderr != "" || l.Result != "" {
 		t.Fatalf("listing carries output bodies: summary %v, %d/%d/%d bytes", l.Summary, len(l.Stdout), len(l.Stderr), len(l.Result))
 	}
-	if n := len([]rune(l.Input)); n != store.SummaryChars || !strings.HasPrefix(long, l.Input) {
-		t.Fatalf("summary input: %d characters, want the first %d", n, store.SummaryChars)
+	if n := len([]rune(l.Input)); n != corral.SummaryChars || !strings.HasPrefix(long, l.Input) {
+		t.Fatalf("summary input: %d characters, want the first %d", n, corral.SummaryChars)
 	}
-	if n := len([]rune(l.Error)); n != store.SummaryChars {
-		t.Fatalf("summary error: %d characters, want %d", n, store.SummaryChars)
+	if n := len([]rune(l.Error)); n != corral.SummaryChars {
+		t.Fatalf("summary error: %d characters, want %d", n, corral.SummaryChars)
 	}
 	if l.StdoutBytes != 100000 || l.Status != corral.StatusFailed || l.FinishedAt == nil {
 		t.Fatalf("summary lost facts: %+v", l)
@@ -96,8 +96,8 @@ func testListSummaries(t *testing.T, s store.Store) {
 }
 
 func testSchedulesPaged(t *testing.T, s store.Store) {
-	agent(t, s, "p1", 1, store.OverflowReject, 0)
-	agent(t, s, "p2", 1, store.OverflowReject, 0)
+	agent(t, s, "p1", 1, corral.OverflowReject, 0)
+	agent(t, s, "p2", 1, corral.OverflowReject, 0)
 	for i := range 7 {
 		if err := s.CreateSchedule(ctx, schedule("p1", i)); err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func testSchedulesPaged(t *testing.T, s store.Store) {
 }
 
 func testPrune(t *testing.T, s store.Store) {
-	agent(t, s, "pr", 2, store.OverflowQueue, 10)
+	agent(t, s, "pr", 2, corral.OverflowQueue, 10)
 	var done []string
 	for i := range 6 {
 		e := submit(t, s, "pr", fmt.Sprint(i))
@@ -201,8 +201,8 @@ func testPrune(t *testing.T, s store.Store) {
 }
 
 func testActivity(t *testing.T, s store.Store) {
-	agent(t, s, "act", 2, store.OverflowQueue, 10)
-	agent(t, s, "idle", 1, store.OverflowReject, 0)
+	agent(t, s, "act", 2, corral.OverflowQueue, 10)
+	agent(t, s, "idle", 1, corral.OverflowReject, 0)
 	outcomes := []corral.Status{corral.StatusSucceeded, corral.StatusFailed, corral.StatusCancelled, corral.StatusSucceeded, corral.StatusInterrupted, corral.StatusSucceeded}
 	for _, st := range outcomes {
 		finish(t, s, submit(t, s, "act", "x").ID, st)
@@ -231,7 +231,7 @@ func testActivity(t *testing.T, s store.Store) {
 }
 
 func testCancelOrphan(t *testing.T, s store.Store) {
-	agent(t, s, "orph", 1, store.OverflowQueue, 5)
+	agent(t, s, "orph", 1, corral.OverflowQueue, 5)
 	now := time.Now().UTC()
 	if err := s.RegisterWorker(ctx, &store.Worker{ID: "live", StartedAt: now, Heartbeat: now}); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func testCancelOrphan(t *testing.T, s store.Store) {
 // testQueueDrains runs a queue through two slots on a lone registered
 // worker, whose engine starts each promoted execution itself.
 func testQueueDrains(t *testing.T, s store.Store) {
-	agent(t, s, "once", 2, store.OverflowQueue, 100)
+	agent(t, s, "once", 2, corral.OverflowQueue, 100)
 	now := time.Now().UTC()
 	if err := s.RegisterWorker(ctx, &store.Worker{ID: "w-once", StartedAt: now, Heartbeat: now}); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func testQueueDrains(t *testing.T, s store.Store) {
 	claimed := map[string]int{}
 	release := make(chan struct{})
 	done := make(chan string, 100)
-	err := s.StartEngine(ctx, store.EngineConfig{WorkerID: "w-once", Run: func(rctx context.Context, id string) error {
+	err := startDispatcher(ctx, s, store.DispatchConfig{WorkerID: "w-once", Run: func(rctx context.Context, id string) error {
 		if _, err := s.Claim(rctx, id, "w-once", time.Now(), ""); err != nil {
 			return nil
 		}
@@ -279,7 +279,7 @@ func testQueueDrains(t *testing.T, s store.Store) {
 		claimed[id]++
 		mu.Unlock()
 		<-release
-		if _, _, err := s.Finish(rctx, id, &store.Outcome{Status: corral.StatusSucceeded}); err != nil {
+		if _, _, err := s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded}); err != nil {
 			return err
 		}
 		done <- id
@@ -288,7 +288,7 @@ func testQueueDrains(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.StopEngine(ctx)
+	defer s.Dispatcher().Stop(ctx)
 	const n = 20
 	for i := range n {
 		submit(t, s, "once", fmt.Sprint(i))

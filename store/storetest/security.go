@@ -58,7 +58,7 @@ func testSharedRevocation(t *testing.T, ss []store.Store) {
 // sandbox survive the store, and the names of env are not stored.
 func testAgentConfinementKept(t *testing.T, s store.Store) {
 	sb := corral.Sandbox{Mode: corral.SandboxWorkspace, Writable: []string{"/srv/cache"}, DenyRead: []string{"/etc/secret"}, AllowHosts: []string{"api.anthropic.com:443"}}
-	a := &store.Agent{Name: "confined", Kind: store.KindShell, RunAs: "nobody", PassEnv: []string{"LANG", "ANTHROPIC_API_KEY", "LANG"},
+	a := &corral.Agent{Name: "confined", Kind: corral.KindShell, RunAs: "nobody", PassEnv: []string{"LANG", "ANTHROPIC_API_KEY", "LANG"},
 		Env: map[string]string{"K": "v"}, EnvNames: []string{"ignored"}, Sandbox: sb, CreatedAt: time.Now().UTC()}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func testSharedSubmits(t *testing.T, ss []store.Store) {
 // overbooks, until every task has succeeded and no slot is held.
 func submitAndDrain(t *testing.T, ss []store.Store, name string, capacity, per int) {
 	t.Helper()
-	agent(t, ss[0], name, capacity, store.OverflowQueue, 10000)
+	agent(t, ss[0], name, capacity, corral.OverflowQueue, 10000)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[corral.Status]int{}
@@ -101,7 +101,7 @@ func submitAndDrain(t *testing.T, ss []store.Store, name string, capacity, per i
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, _, err := ss[(i+j)%len(ss)].Finish(ctx, e.ID, &store.Outcome{Status: corral.StatusSucceeded}); err != nil {
+					if _, _, err := ss[(i+j)%len(ss)].Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusSucceeded}); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -153,7 +153,7 @@ func race(t *testing.T, n int, try func(i int) error) int {
 }
 
 func testSharedClaim(t *testing.T, ss []store.Store) {
-	agent(t, ss[0], "cl", 1, store.OverflowReject, 0)
+	agent(t, ss[0], "cl", 1, corral.OverflowReject, 0)
 	e := submit(t, ss[0], "cl", "x")
 	wins := race(t, 12, func(i int) error {
 		_, err := ss[i%len(ss)].Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "")
@@ -165,16 +165,16 @@ func testSharedClaim(t *testing.T, ss []store.Store) {
 }
 
 func testSharedFire(t *testing.T, ss []store.Store) {
-	agent(t, ss[0], "sf", 100, store.OverflowReject, 0)
+	agent(t, ss[0], "sf", 100, corral.OverflowReject, 0)
 	at := time.Now().UTC().Truncate(time.Second)
-	if err := ss[0].CreateSchedule(ctx, &store.Schedule{ID: "sch", Agent: "sf", Cron: "* * * * * *", Input: "tick", Enabled: true, Missed: store.MissedSkip, NextFireAt: &at, CreatedAt: at}); err != nil {
+	if err := ss[0].CreateSchedule(ctx, &corral.Schedule{ID: "sch", Agent: "sf", Cron: "* * * * * *", Input: "tick", Enabled: true, Missed: corral.MissedSkip, NextFireAt: &at, CreatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	// Ten fires in a row, each raced by every worker twice.
 	for tick := range 10 {
 		fire := at.Add(time.Duration(tick) * time.Second)
 		wins := race(t, 2*len(ss), func(i int) error {
-			_, err := ss[i%len(ss)].FireSchedule(ctx, "sch", fire, fire.Add(time.Second), &store.Submission{Agent: "sf", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch"})
+			_, err := ss[i%len(ss)].FireSchedule(ctx, "sch", fire, fire.Add(time.Second), &store.Submission{Agent: "sf", Input: "tick", Trigger: corral.TriggerSchedule, ScheduleID: "sch"})
 			return err
 		})
 		if wins != 1 {
@@ -188,29 +188,29 @@ func testSharedFire(t *testing.T, ss []store.Store) {
 }
 
 func testSharedLabels(t *testing.T, ss []store.Store) {
-	a := &store.Agent{Name: "pinned", Kind: store.KindShell, MaxParallelTasks: 10, Labels: []string{"gpu", "eu"}, CreatedAt: time.Now().UTC()}
+	a := &corral.Agent{Name: "pinned", Kind: corral.KindShell, MaxParallelTasks: 10, Labels: []string{"gpu", "eu"}, CreatedAt: time.Now().UTC()}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)
 	}
 	if err := ss[0].CreateAgent(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	agent(t, ss[0], "free", 10, store.OverflowReject, 0)
+	agent(t, ss[0], "free", 10, corral.OverflowReject, 0)
 	ran := make(chan [2]string, 100)
 	start := func(s store.Store, worker string, labels []string) {
-		err := s.StartEngine(ctx, store.EngineConfig{WorkerID: worker, Labels: labels, Run: func(rctx context.Context, id string) error {
+		err := startDispatcher(ctx, s, store.DispatchConfig{WorkerID: worker, Labels: labels, Run: func(rctx context.Context, id string) error {
 			e, err := s.Claim(rctx, id, worker, time.Now(), "")
 			if err != nil {
 				return nil
 			}
-			s.Finish(rctx, id, &store.Outcome{Status: corral.StatusSucceeded})
+			s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded})
 			ran <- [2]string{e.Agent, worker}
 			return nil
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.StopEngine(context.Background()) })
+		t.Cleanup(func() { s.Dispatcher().Stop(context.Background()) })
 	}
 	start(ss[0], "plain", nil)
 	start(ss[1], "gpu-eu", []string{"eu", "gpu", "x"})
@@ -233,13 +233,13 @@ func testSharedLabels(t *testing.T, ss []store.Store) {
 	}
 	// A label set that appears after the engines started is picked up on
 	// refresh.
-	b := &store.Agent{Name: "late", Kind: store.KindShell, MaxParallelTasks: 1, Labels: []string{"x"}, CreatedAt: time.Now().UTC()}
+	b := &corral.Agent{Name: "late", Kind: corral.KindShell, MaxParallelTasks: 1, Labels: []string{"x"}, CreatedAt: time.Now().UTC()}
 	b.Normalize()
 	if err := ss[0].CreateAgent(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range ss[:2] {
-		if err := s.RefreshEngine(ctx); err != nil {
+		if err := s.Dispatcher().Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
-	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/store"
 )
 
@@ -69,9 +69,9 @@ func Run(t *testing.T, open Open) {
 
 var ctx = context.Background()
 
-func agent(t *testing.T, s store.Store, name string, slots int, overflow store.Overflow, backlog int) *store.Agent {
+func agent(t *testing.T, s store.Store, name string, slots int, overflow corral.Overflow, backlog int) *corral.Agent {
 	t.Helper()
-	a := &store.Agent{Name: name, Kind: store.KindShell, MaxParallelTasks: slots, Overflow: overflow, MaxBacklog: backlog, CreatedAt: time.Now().UTC()}
+	a := &corral.Agent{Name: name, Kind: corral.KindShell, MaxParallelTasks: slots, Overflow: overflow, MaxBacklog: backlog, CreatedAt: time.Now().UTC()}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func agent(t *testing.T, s store.Store, name string, slots int, overflow store.O
 	return a
 }
 
-func submit(t *testing.T, s store.Store, agentName, input string) *store.Execution {
+func submit(t *testing.T, s store.Store, agentName, input string) *corral.Execution {
 	t.Helper()
 	adm, err := s.Submit(ctx, &store.Submission{Agent: agentName, Input: input})
 	if err != nil {
@@ -90,16 +90,16 @@ func submit(t *testing.T, s store.Store, agentName, input string) *store.Executi
 	return adm.Execution
 }
 
-func finish(t *testing.T, s store.Store, id string, st corral.Status) (*store.Execution, bool) {
+func finish(t *testing.T, s store.Store, id string, st corral.Status) (*corral.Execution, bool) {
 	t.Helper()
-	e, applied, err := s.Finish(ctx, id, &store.Outcome{Status: st, FinishedAt: time.Now().UTC()})
+	e, applied, err := s.Finish(ctx, id, &corral.Outcome{Status: st, Ended: time.Now().UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e, applied
 }
 
-func get(t *testing.T, s store.Store, id string) *store.Execution {
+func get(t *testing.T, s store.Store, id string) *corral.Execution {
 	t.Helper()
 	e, err := s.GetExecution(ctx, id)
 	if err != nil {
@@ -108,7 +108,7 @@ func get(t *testing.T, s store.Store, id string) *store.Execution {
 	return e
 }
 
-func slots(t *testing.T, s store.Store, agentName string) []store.Slot {
+func slots(t *testing.T, s store.Store, agentName string) []corral.Slot {
 	t.Helper()
 	sl, err := s.Slots(ctx, agentName)
 	if err != nil {
@@ -118,12 +118,12 @@ func slots(t *testing.T, s store.Store, agentName string) []store.Slot {
 }
 
 func testAgentCRUD(t *testing.T, s store.Store) {
-	a := agent(t, s, "a1", 2, store.OverflowReject, 0)
+	a := agent(t, s, "a1", 2, corral.OverflowReject, 0)
 	if err := s.CreateAgent(ctx, a); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("second create: got %v, want ErrExists", err)
 	}
 	got, err := s.GetAgent(ctx, "a1")
-	if err != nil || got.MaxParallelTasks != 2 || got.Kind != store.KindShell {
+	if err != nil || got.MaxParallelTasks != 2 || got.Kind != corral.KindShell {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 	got.Workdir = "/tmp"
@@ -136,7 +136,7 @@ func testAgentCRUD(t *testing.T, s store.Store) {
 	if _, err := s.GetAgent(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("get unknown: %v", err)
 	}
-	if err := s.UpdateAgent(ctx, &store.Agent{Name: "nope"}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.UpdateAgent(ctx, &corral.Agent{Name: "nope"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update unknown: %v", err)
 	}
 	all, err := s.ListAgents(ctx)
@@ -155,13 +155,13 @@ func testAgentCRUD(t *testing.T, s store.Store) {
 }
 
 func testAdmitsThenRejects(t *testing.T, s store.Store) {
-	agent(t, s, "r", 2, store.OverflowReject, 0)
+	agent(t, s, "r", 2, corral.OverflowReject, 0)
 	e1, e2 := submit(t, s, "r", "1"), submit(t, s, "r", "2")
 	if e1.Status != corral.StatusRunning || e2.Status != corral.StatusRunning {
 		t.Fatalf("first two: %s %s", e1.Status, e2.Status)
 	}
-	if e1.SlotNo == e2.SlotNo {
-		t.Fatalf("same slot %d twice", e1.SlotNo)
+	if e1.Slot == e2.Slot {
+		t.Fatalf("same slot %d twice", e1.Slot)
 	}
 	adm, err := s.Submit(ctx, &store.Submission{Agent: "r", Input: "3"})
 	if err != nil {
@@ -183,9 +183,9 @@ func testAdmitsThenRejects(t *testing.T, s store.Store) {
 }
 
 func testQueueFIFO(t *testing.T, s store.Store) {
-	agent(t, s, "q", 1, store.OverflowQueue, 10)
+	agent(t, s, "q", 1, corral.OverflowQueue, 10)
 	first := submit(t, s, "q", "first")
-	var queued []*store.Execution
+	var queued []*corral.Execution
 	for i := range 3 {
 		e := submit(t, s, "q", fmt.Sprint(i))
 		if e.Status != corral.StatusQueued {
@@ -212,7 +212,7 @@ func testQueueFIFO(t *testing.T, s store.Store) {
 }
 
 func testBacklogBounded(t *testing.T, s store.Store) {
-	agent(t, s, "b", 1, store.OverflowQueue, 2)
+	agent(t, s, "b", 1, corral.OverflowQueue, 2)
 	submit(t, s, "b", "run")
 	submit(t, s, "b", "q1")
 	submit(t, s, "b", "q2")
@@ -226,7 +226,7 @@ func testBacklogBounded(t *testing.T, s store.Store) {
 }
 
 func testFinishCAS(t *testing.T, s store.Store) {
-	agent(t, s, "c", 3, store.OverflowReject, 0)
+	agent(t, s, "c", 3, corral.OverflowReject, 0)
 	e := submit(t, s, "c", "x")
 	if _, applied := finish(t, s, e.ID, corral.StatusSucceeded); !applied {
 		t.Fatal("first finish not applied")
@@ -240,7 +240,7 @@ func testFinishCAS(t *testing.T, s store.Store) {
 	if got, applied := finish(t, s, e2.ID, corral.StatusSucceeded); applied || got.Status != corral.StatusCancelled {
 		t.Fatalf("cancelled is not sticky: %s", got.Status)
 	}
-	if _, _, err := s.Finish(ctx, e2.ID, &store.Outcome{Status: corral.StatusRunning}); err == nil {
+	if _, _, err := s.Finish(ctx, e2.ID, &corral.Outcome{Status: corral.StatusRunning}); err == nil {
 		t.Fatal("finish with a non-terminal status accepted")
 	}
 	if n := len(slots(t, s, "c")); n != 0 {
@@ -249,7 +249,7 @@ func testFinishCAS(t *testing.T, s store.Store) {
 }
 
 func testReleaseOwnSlot(t *testing.T, s store.Store) {
-	agent(t, s, "o", 3, store.OverflowReject, 0)
+	agent(t, s, "o", 3, corral.OverflowReject, 0)
 	a, b, c := submit(t, s, "o", "a"), submit(t, s, "o", "b"), submit(t, s, "o", "c")
 	finish(t, s, b.ID, corral.StatusCancelled)
 	sl := slots(t, s, "o")
@@ -274,7 +274,7 @@ func testConcurrentSubmits(t *testing.T, s store.Store) {
 }
 
 func testClaimOnce(t *testing.T, s store.Store) {
-	agent(t, s, "cl", 1, store.OverflowReject, 0)
+	agent(t, s, "cl", 1, corral.OverflowReject, 0)
 	e := submit(t, s, "cl", "x")
 	wins := race(t, 8, func(i int) error {
 		_, err := s.Claim(ctx, e.ID, fmt.Sprint("w", i), time.Now(), "/log")
@@ -287,24 +287,25 @@ func testClaimOnce(t *testing.T, s store.Store) {
 	if got.WorkerID == "" || got.StartedAt == nil {
 		t.Fatalf("claim not recorded: %+v", got)
 	}
-	h := proc.Handle{Pid: 42, StartTicks: 7, Cgroup: "/x", Containment: corral.ContainmentCgroup}
-	if err := s.SetRunInfo(ctx, e.ID, "other", &store.Execution{Handle: &h}); !errors.Is(err, store.ErrConflict) {
+	h := json.RawMessage(`{"pid":42,"start_ticks":7,"cgroup":"/x"}`)
+	if err := s.SetRunInfo(ctx, e.ID, "other", store.RunInfo{Handle: h}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("run info from a non-owner: %v", err)
 	}
-	if got.LogPath != "/log" {
-		t.Fatalf("claim did not record the log path: %q", got.LogPath)
+	r, err := s.GetRun(ctx, e.ID)
+	if err != nil || r.LogPath != "/log" {
+		t.Fatalf("claim did not record the log path: %+v (%v)", r, err)
 	}
-	if err := s.SetRunInfo(ctx, e.ID, got.WorkerID, &store.Execution{Handle: &h, SessionID: "sess"}); err != nil {
+	if err := s.SetRunInfo(ctx, e.ID, got.WorkerID, store.RunInfo{Handle: h, SessionID: "sess"}); err != nil {
 		t.Fatal(err)
 	}
-	got = get(t, s, e.ID)
-	if got.Handle == nil || *got.Handle != h || got.LogPath != "/log" || got.SessionID != "sess" {
-		t.Fatalf("run info: %+v", got)
+	r, err = s.GetRun(ctx, e.ID)
+	if err != nil || !sameJSON(r.Handle, h) || r.LogPath != "/log" || r.SessionID != "sess" {
+		t.Fatalf("run info: %+v (%v)", r, err)
 	}
 }
 
 func testCancel(t *testing.T, s store.Store) {
-	agent(t, s, "k", 2, store.OverflowQueue, 10)
+	agent(t, s, "k", 2, corral.OverflowQueue, 10)
 	running := submit(t, s, "k", "r")
 	unclaimed := submit(t, s, "k", "u")
 	queued := submit(t, s, "k", "q")
@@ -345,7 +346,7 @@ func testCancel(t *testing.T, s store.Store) {
 }
 
 func testGrowCapacity(t *testing.T, s store.Store) {
-	a := agent(t, s, "g", 1, store.OverflowQueue, 10)
+	a := agent(t, s, "g", 1, corral.OverflowQueue, 10)
 	submit(t, s, "g", "1")
 	q1, q2 := submit(t, s, "g", "2"), submit(t, s, "g", "3")
 	a.MaxParallelTasks = 3
@@ -358,7 +359,7 @@ func testGrowCapacity(t *testing.T, s store.Store) {
 }
 
 func testDeleteBusy(t *testing.T, s store.Store) {
-	agent(t, s, "d", 1, store.OverflowReject, 0)
+	agent(t, s, "d", 1, corral.OverflowReject, 0)
 	e := submit(t, s, "d", "x")
 	if err := s.DeleteAgent(ctx, "d"); !errors.Is(err, store.ErrBusy) {
 		t.Fatalf("delete busy agent: %v", err)
@@ -373,8 +374,8 @@ func testDeleteBusy(t *testing.T, s store.Store) {
 }
 
 func testList(t *testing.T, s store.Store) {
-	agent(t, s, "l1", 100, store.OverflowReject, 0)
-	agent(t, s, "l2", 100, store.OverflowReject, 0)
+	agent(t, s, "l1", 100, corral.OverflowReject, 0)
+	agent(t, s, "l2", 100, corral.OverflowReject, 0)
 	var ids []string
 	for i := range 25 {
 		e := submit(t, s, "l1", fmt.Sprint(i))
@@ -422,13 +423,13 @@ func testList(t *testing.T, s store.Store) {
 }
 
 func testScheduleFire(t *testing.T, s store.Store) {
-	agent(t, s, "s", 5, store.OverflowReject, 0)
+	agent(t, s, "s", 5, corral.OverflowReject, 0)
 	at := time.Now().UTC().Truncate(time.Second)
-	sc := &store.Schedule{ID: "sch1", Agent: "s", Cron: "* * * * * *", Input: "tick", Enabled: true, Missed: store.MissedSkip, NextFireAt: &at, CreatedAt: at}
+	sc := &corral.Schedule{ID: "sch1", Agent: "s", Cron: "* * * * * *", Input: "tick", Enabled: true, Missed: corral.MissedSkip, NextFireAt: &at, CreatedAt: at}
 	if err := s.CreateSchedule(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSchedule(ctx, &store.Schedule{ID: "x", Agent: "nobody"}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.CreateSchedule(ctx, &corral.Schedule{ID: "x", Agent: "nobody"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("schedule for unknown agent: %v", err)
 	}
 	if next, ok, err := s.NextFire(ctx); err != nil || !ok || !next.Equal(at) {
@@ -439,8 +440,8 @@ func testScheduleFire(t *testing.T, s store.Store) {
 		t.Fatalf("due: %v %v", due, err)
 	}
 	wins := race(t, 6, func(int) error {
-		adm, err := s.FireSchedule(ctx, "sch1", at, at.Add(time.Second), &store.Submission{Agent: "s", Input: "tick", Trigger: store.TriggerSchedule, ScheduleID: "sch1"})
-		if err == nil && adm.Execution.Trigger != store.TriggerSchedule {
+		adm, err := s.FireSchedule(ctx, "sch1", at, at.Add(time.Second), &store.Submission{Agent: "s", Input: "tick", Trigger: corral.TriggerSchedule, ScheduleID: "sch1"})
+		if err == nil && adm.Execution.Trigger != corral.TriggerSchedule {
 			t.Error("trigger not recorded")
 		}
 		return err
@@ -494,7 +495,7 @@ func testWorkers(t *testing.T, s store.Store) {
 }
 
 func testUnclaimed(t *testing.T, s store.Store) {
-	agent(t, s, "u", 2, store.OverflowReject, 0)
+	agent(t, s, "u", 2, corral.OverflowReject, 0)
 	a, b := submit(t, s, "u", "a"), submit(t, s, "u", "b")
 	if _, err := s.Claim(ctx, a.ID, "w", time.Now(), ""); err != nil {
 		t.Fatal(err)
@@ -519,11 +520,11 @@ func testUnclaimed(t *testing.T, s store.Store) {
 // releases no slot (build tag mutation_slotrelease: the queued two never
 // run).
 func testEngine(t *testing.T, s store.Store) {
-	agent(t, s, "e", 2, store.OverflowQueue, 10)
+	agent(t, s, "e", 2, corral.OverflowQueue, 10)
 	var mu sync.Mutex
 	claims := map[string]int{}
 	done := make(chan string, 10)
-	err := s.StartEngine(ctx, store.EngineConfig{WorkerID: "w-engine", Run: func(rctx context.Context, id string) error {
+	err := startDispatcher(ctx, s, store.DispatchConfig{WorkerID: "w-engine", Run: func(rctx context.Context, id string) error {
 		won := 0
 		for _, w := range []string{"w-engine", "w-duplicate"} {
 			_, err := s.Claim(rctx, id, w, time.Now(), "")
@@ -540,14 +541,14 @@ func testEngine(t *testing.T, s store.Store) {
 		mu.Lock()
 		claims[id] += won
 		mu.Unlock()
-		s.Finish(rctx, id, &store.Outcome{Status: corral.StatusSucceeded})
+		s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded})
 		done <- id
 		return nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.StopEngine(ctx)
+	defer s.Dispatcher().Stop(ctx)
 	want := map[string]bool{}
 	for i := range 4 {
 		want[submit(t, s, "e", fmt.Sprint(i)).ID] = true
@@ -575,7 +576,7 @@ func testEngine(t *testing.T, s store.Store) {
 }
 
 func testLabels(t *testing.T, s store.Store) {
-	a := &store.Agent{Name: "lab", Kind: store.KindShell, Labels: []string{"gpu", "eu-west", "gpu"}}
+	a := &corral.Agent{Name: "lab", Kind: corral.KindShell, Labels: []string{"gpu", "eu-west", "gpu"}}
 	if err := a.Normalize(); err != nil {
 		t.Fatal(err)
 	}
@@ -587,12 +588,12 @@ func testLabels(t *testing.T, s store.Store) {
 		t.Fatalf("labels: %v %v", got.Labels, err)
 	}
 	for _, bad := range [][]string{{""}, {"GPU"}, {"a b"}, {"-x"}} {
-		b := &store.Agent{Name: "bad", Kind: store.KindShell, Labels: bad}
+		b := &corral.Agent{Name: "bad", Kind: corral.KindShell, Labels: bad}
 		if err := b.Normalize(); err == nil {
 			t.Errorf("labels %q accepted", bad)
 		}
 	}
-	if !store.Serves([]string{"a", "b"}, []string{"b"}) || store.Serves([]string{"a"}, []string{"a", "b"}) || !store.Serves(nil, nil) {
+	if !corral.Serves([]string{"a", "b"}, []string{"b"}) || corral.Serves([]string{"a"}, []string{"a", "b"}) || !corral.Serves(nil, nil) {
 		t.Fatal("Serves")
 	}
 }

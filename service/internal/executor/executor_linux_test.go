@@ -19,27 +19,26 @@ import (
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
-	"github.com/corralrun/corral/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // run runs input with a shell agent under pol and returns the result and
 // everything the run printed.
-func run(t *testing.T, pol *executor.Policy, a store.Agent, input string, onStart func(proc.Handle)) (*executor.Result, string) {
+func run(t *testing.T, pol *executor.Policy, a corral.Agent, input string, onStart func(proc.Handle)) (*corral.Outcome, string) {
 	t.Helper()
 	tag := testutil.Tag(t)
 	if a.Name == "" {
 		a.Name = "probe"
 	}
 	if a.Kind == "" {
-		a.Kind = store.KindShell
+		a.Kind = corral.KindShell
 	}
 	var mu sync.Mutex
 	var out strings.Builder
 	j := &executor.Job{
 		Agent:     &a,
-		Execution: &store.Execution{ID: "exec-test", Input: input},
+		Execution: &corral.Execution{ID: "exec-test", Input: input},
 		Env:       []string{testutil.TagEnvVar(tag)},
 		Timeout:   time.Minute,
 		Stop:      make(chan struct{}),
@@ -52,13 +51,10 @@ func run(t *testing.T, pol *executor.Policy, a store.Agent, input string, onStar
 		},
 	}
 	var ex executor.Executor = executor.Shell{Policy: pol}
-	if a.Kind == store.KindHeadless {
+	if a.Kind == corral.KindHeadless {
 		ex = executor.Headless{Policy: pol}
 	}
-	res, err := ex.Run(context.Background(), j)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := ex.Run(context.Background(), j)
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
@@ -76,7 +72,7 @@ func TestRunSeesOnlyItsExplicitEnvironment(t *testing.T) {
 	t.Setenv("AGENT_PASS", "passed-for-the-agent")
 	t.Setenv("TZ", "Europe/Paris")
 	pol := &executor.Policy{PassEnv: []string{"PASS_ME", "NOT_SET_ANYWHERE"}, Secrets: []string{token}}
-	res, out := run(t, pol, store.Agent{Env: map[string]string{"AGENT_KEY": "from-the-agent"}, PassEnv: []string{"AGENT_PASS"}}, "env", nil)
+	res, out := run(t, pol, corral.Agent{Env: map[string]string{"AGENT_KEY": "from-the-agent"}, PassEnv: []string{"AGENT_PASS"}}, "env", nil)
 	if res.Status != corral.StatusSucceeded {
 		t.Fatalf("env: %s %s", res.Status, res.Error)
 	}
@@ -95,7 +91,7 @@ func TestRunSeesOnlyItsExplicitEnvironment(t *testing.T) {
 
 	// A variable holding the token is never passed on, whatever its name.
 	t.Setenv("INNOCENT_NAME", "prefix-"+token)
-	res, _ = run(t, pol, store.Agent{PassEnv: []string{"INNOCENT_NAME"}}, "echo should-not-run", nil)
+	res, _ = run(t, pol, corral.Agent{PassEnv: []string{"INNOCENT_NAME"}}, "echo should-not-run", nil)
 	if res.Status != corral.StatusFailed || res.ErrorType != corral.ErrorStart || !strings.Contains(res.Error, "INNOCENT_NAME holds one of the service's secrets") {
 		t.Fatalf("passing a variable that holds the token: %s %s %q", res.Status, res.ErrorType, res.Error)
 	}
@@ -126,7 +122,7 @@ func TestInputNeverReachesTheShellsArguments(t *testing.T) {
 		}
 	}()
 	script := "# " + marker + "\nread line; echo \"stdin gave [$line] rc=$?\"\nprintf '%s\\n' 'multi' 'line'\nexit 3"
-	res, out := run(t, &executor.Policy{}, store.Agent{}, script, func(h proc.Handle) { started <- h.Pid })
+	res, out := run(t, &executor.Policy{}, corral.Agent{}, script, func(h proc.Handle) { started <- h.Pid })
 	<-done
 	if res.Status != corral.StatusFailed || res.ExitCode == nil || *res.ExitCode != 3 {
 		t.Fatalf("the script did not run as written: %s exit %v %s\n%s", res.Status, res.ExitCode, res.Error, out)
@@ -143,12 +139,12 @@ func TestInputNeverReachesTheShellsArguments(t *testing.T) {
 		}
 	}
 	for _, sh := range []string{"sh", "bash"} {
-		res, out = run(t, &executor.Policy{}, store.Agent{Shell: sh}, "cat; echo \"after cat $?\"\nx='a  b'\necho \"$x\" 'trailing'\n\n", nil)
+		res, out = run(t, &executor.Policy{}, corral.Agent{Shell: sh}, "cat; echo \"after cat $?\"\nx='a  b'\necho \"$x\" 'trailing'\n\n", nil)
 		if res.Status != corral.StatusSucceeded || !strings.Contains(out, "after cat 0\na  b trailing") {
 			t.Fatalf("%s: %s %s\n%s", sh, res.Status, res.Error, out)
 		}
 	}
-	res, _ = run(t, &executor.Policy{}, store.Agent{}, "echo a\x00b", nil)
+	res, _ = run(t, &executor.Policy{}, corral.Agent{}, "echo a\x00b", nil)
 	if res.ErrorType != corral.ErrorStart || !strings.Contains(res.Error, "NUL") {
 		t.Fatalf("input with a NUL byte: %s %q", res.ErrorType, res.Error)
 	}
@@ -170,7 +166,7 @@ func TestRunAsAnotherUserCannotReadTheDataDirectory(t *testing.T) {
 	}
 	os.Chmod(data, 0o700)
 	pol := &executor.Policy{RunAs: "nobody", DataDir: data}
-	res, out := run(t, pol, store.Agent{}, fmt.Sprintf("id -u; echo home=$HOME user=$USER; pwd; ls %s; cat %s/token; echo end", data, data), nil)
+	res, out := run(t, pol, corral.Agent{}, fmt.Sprintf("id -u; echo home=$HOME user=$USER; pwd; ls %s; cat %s/token; echo end", data, data), nil)
 	if res.Status != corral.StatusSucceeded {
 		t.Fatalf("%s %s\n%s", res.Status, res.Error, out)
 	}
@@ -187,12 +183,12 @@ func TestRunAsAnotherUserCannotReadTheDataDirectory(t *testing.T) {
 	}
 	// Under --run-as, no agent gets root or the service's own user back.
 	for _, who := range []string{"root", "0"} {
-		res, _ = run(t, pol, store.Agent{RunAs: who}, "id -u", nil)
+		res, _ = run(t, pol, corral.Agent{RunAs: who}, "id -u", nil)
 		if res.ErrorType != corral.ErrorStart || !strings.Contains(res.Error, "runs no task as root or as itself") {
 			t.Fatalf("run_as %s under --run-as: %s %q", who, res.ErrorType, res.Error)
 		}
 	}
-	res, _ = run(t, pol, store.Agent{RunAs: "no-such-user-here"}, "id -u", nil)
+	res, _ = run(t, pol, corral.Agent{RunAs: "no-such-user-here"}, "id -u", nil)
 	if res.ErrorType != corral.ErrorStart || !strings.Contains(res.Error, `no user "no-such-user-here"`) {
 		t.Fatalf("unknown user: %s %q", res.ErrorType, res.Error)
 	}
@@ -202,7 +198,7 @@ func TestRunAsAnotherUserCannotReadTheDataDirectory(t *testing.T) {
 // were checked does not start a prompt that its program would read as an
 // option.
 func TestHeadlessPromptNeverBecomesAnOption(t *testing.T) {
-	res, _ := run(t, &executor.Policy{}, store.Agent{Kind: store.KindHeadless, Command: []string{"echo", "{{prompt}}"}}, "--dangerously-skip-permissions", nil)
+	res, _ := run(t, &executor.Policy{}, corral.Agent{Kind: corral.KindHeadless, Command: []string{"echo", "{{prompt}}"}}, "--dangerously-skip-permissions", nil)
 	if res.ErrorType != corral.ErrorStart || !strings.Contains(res.Error, `"--" before {{prompt}}`) {
 		t.Fatalf("legacy template, option-like prompt: %s %q", res.ErrorType, res.Error)
 	}
@@ -217,7 +213,7 @@ func TestSandboxedAgentFailsClearlyOrIsConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	a := store.Agent{Workdir: work, Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}
+	a := corral.Agent{Workdir: work, Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}
 	res, out := run(t, &executor.Policy{DataDir: data}, a, fmt.Sprintf("cat %s/token; echo ok > ok; echo done", data), nil)
 	_, err := proc.Run(context.Background(), &proc.Spec{Args: []string{"true"}, Dir: work, Sandbox: a.Sandbox})
 	if errors.Is(err, proc.ErrSandboxUnavailable) {

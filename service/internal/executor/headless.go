@@ -3,11 +3,11 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
-	"github.com/corralrun/corral/store"
 )
 
 // Headless runs a headless agent turn (Claude Code stream-json or Codex
@@ -21,14 +21,14 @@ type Headless struct {
 	Policy *Policy
 }
 
-func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
-	args, err := store.PromptArgs(j.Agent.Command, j.Execution.Input)
+func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
+	args, err := PromptArgs(j.Agent.Command, j.Execution.Input)
 	if err != nil {
-		return startFailure(err), nil
+		return notStarted(ctx, j, err, "")
 	}
 	l, err := h.Policy.prepare(j)
 	if err != nil {
-		return startFailure(err), nil
+		return notStarted(ctx, j, err, "")
 	}
 	var once sync.Once
 	var salvage sync.WaitGroup // recorded off the stream's goroutine, waited for below
@@ -63,14 +63,11 @@ func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 				})
 			}
 		},
-		Label: "exec-" + j.Execution.ID,
+		Label: Label(j.Execution.ID),
 	}
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
-		if ctx.Err() != nil {
-			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the turn started", Interrupted: true, User: l.user}, nil
-		}
-		return l.failure(startError(err, l)), nil
+		return notStarted(ctx, j, startError(err, l), l.user)
 	}
 	stopped := false
 	select {
@@ -83,9 +80,18 @@ func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 	}
 	res, err := turn.Close() // the tree is gone when Close returns
 	if res == nil {
-		return startFailure(err), nil
+		return notStarted(ctx, j, fmt.Errorf("the turn reported nothing: %w", err), l.user)
 	}
-	r := &Result{
+	o := fromTurn(res)
+	o.User = l.user
+	end(ctx, o, res.Status == corral.StatusCancelled, stopped)
+	supervision(o, err)
+	return o
+}
+
+// fromTurn is the outcome a headless turn's result reports.
+func fromTurn(res *headless.Result) *corral.Outcome {
+	o := &corral.Outcome{
 		Status:      res.Status,
 		ErrorType:   res.ErrorType,
 		Error:       res.Reason,
@@ -94,35 +100,24 @@ func (h Headless) Run(ctx context.Context, j *Job) (*Result, error) {
 		NumTurns:    res.NumTurns,
 		FinalizedBy: string(res.FinalizedBy),
 		Signal:      res.Signal,
-		Stderr:      corral.Output{Head: []byte(res.StderrTail), Bytes: int64(len(res.StderrTail))},
+		Stderr:      res.StderrTail,
+		StderrBytes: int64(len(res.StderrTail)),
 		Duration:    res.Duration,
-		User:        l.user,
 	}
 	if res.CostUSD != nil {
-		r.CostUSD = *res.CostUSD
+		o.CostUSD = *res.CostUSD
 	}
 	if res.Usage != nil {
-		r.Usage, _ = json.Marshal(res.Usage)
+		o.Usage, _ = json.Marshal(res.Usage)
 	}
 	if res.ExitCode >= 0 {
 		code := res.ExitCode
-		r.ExitCode = &code
+		o.ExitCode = &code
 	}
 	if p := res.Proc; p != nil {
-		r.Containment, r.Killed, r.Survivors, r.Sandbox = p.Containment, p.Killed, p.Survivors, p.Sandbox
-		r.Stderr = p.Stderr
+		o.Containment, o.Killed, o.Survivors, o.Sandbox = p.Containment, p.Killed, p.Survivors, p.Sandbox
+		o.Stderr, o.StderrBytes = p.Stderr.Text(), p.Stderr.Bytes
+		o.OutputTruncated = p.Stderr.Truncated
 	}
-	if r.Status == corral.StatusSucceeded {
-		r.Error = ""
-	}
-	if r.Status == corral.StatusCancelled {
-		switch {
-		case stopped:
-			r.Cancelled = true
-		case ctx.Err() != nil:
-			r.Interrupted = true
-			r.Status, r.ErrorType, r.Error = corral.StatusInterrupted, corral.ErrorInterrupted, "the service shut down while the turn was in flight"
-		}
-	}
-	return r, nil
+	return o
 }

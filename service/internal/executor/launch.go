@@ -11,7 +11,6 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/proc"
-	"github.com/corralrun/corral/store"
 )
 
 // Policy is what a worker lets its runs see of it, and who they run as.
@@ -79,16 +78,9 @@ func (p *Policy) prepare(j *Job) (*launch, error) {
 	return l, nil
 }
 
-// failure is the result of a run prepared as l that could not start.
-func (l *launch) failure(err error) *Result {
-	r := startFailure(err)
-	r.User = l.user
-	return r
-}
-
 // account resolves the user a's runs start as, and the credential that
 // switches to it (nil when it is the service's own user).
-func (p *Policy) account(a *store.Agent) (*user.User, *proc.Credential, error) {
+func (p *Policy) account(a *corral.Agent) (*user.User, *proc.Credential, error) {
 	self, err := user.Current()
 	if err != nil {
 		self = &user.User{Uid: strconv.Itoa(os.Getuid()), Gid: strconv.Itoa(os.Getgid()), Username: strconv.Itoa(os.Getuid()), HomeDir: os.Getenv("HOME")}
@@ -168,7 +160,7 @@ func (p *Policy) environment(j *Job, u *user.User) ([]string, error) {
 		}
 	}
 	for _, name := range append(slices.Clone(p.PassEnv), j.Agent.PassEnv...) {
-		if err := store.ValidPassEnv(name); err != nil {
+		if err := CheckPassEnv(name); err != nil {
 			return nil, fmt.Errorf("pass_env: %w", err)
 		}
 		v, ok := lookup(name)

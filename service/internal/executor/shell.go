@@ -35,14 +35,14 @@ const (
 	posixReader = `__corral_task=$(cat; echo .); exec </dev/null; eval "unset __corral_task; ${__corral_task%.}"`
 )
 
-func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
+func (s Shell) Run(ctx context.Context, j *Job) *corral.Outcome {
 	input := j.Execution.Input
 	if strings.IndexByte(input, 0) >= 0 {
-		return startFailure(errors.New("the input holds a NUL byte, which no shell can run")), nil
+		return notStarted(ctx, j, errors.New("the input holds a NUL byte, which no shell can run"), "")
 	}
 	l, err := s.Policy.prepare(j)
 	if err != nil {
-		return startFailure(err), nil
+		return notStarted(ctx, j, err, "")
 	}
 	sh := j.Agent.Shell
 	if sh == "" {
@@ -58,7 +58,7 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 		MaxOutput:  max(j.MaxOutput, 1),
 		Credential: l.cred,
 		Sandbox:    l.sandbox,
-		Label:      "exec-" + j.Execution.ID,
+		Label:      Label(j.Execution.ID),
 	}
 	switch strings.TrimSuffix(filepath.Base(sh), ".exe") {
 	case "pwsh", "powershell":
@@ -71,7 +71,7 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 	if spec.Args[1] == "-c" {
 		f, err := scriptFile(input)
 		if err != nil {
-			return l.failure(err), nil
+			return notStarted(ctx, j, err, l.user)
 		}
 		defer f.Close()
 		spec.Stdin = f
@@ -80,15 +80,7 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 	spec.Stdout, spec.Stderr = outLines, errLines
 	p, err := proc.Start(ctx, spec)
 	if err != nil {
-		select {
-		case <-j.Stop:
-			return &Result{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", Cancelled: true, User: l.user}, nil
-		default:
-		}
-		if ctx.Err() != nil {
-			return &Result{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "the service shut down before the run started", Interrupted: true, User: l.user}, nil
-		}
-		return l.failure(startError(err, l)), nil
+		return notStarted(ctx, j, startError(err, l), l.user)
 	}
 	if j.OnStart != nil {
 		j.OnStart(p.Handle())
@@ -100,28 +92,15 @@ func (s Shell) Run(ctx context.Context, j *Job) (*Result, error) {
 		stopped = true
 		p.Stop()
 	}
-	pr, _ := p.Wait() // ctx ending tears the tree down too
+	pr, err := p.Wait() // ctx ending tears the tree down too
 	outLines.flush()
 	errLines.flush()
-	r := &Result{User: l.user, Sandbox: pr.Sandbox}
-	fromProc(r, pr)
-	switch {
-	case pr.Cancelled && stopped:
-		r.Cancelled = true
-		r.Status, r.ErrorType, r.Error = corral.StatusCancelled, corral.ErrorCancelled, "cancelled on request"
-	case pr.Cancelled:
-		r.Interrupted = true
-		r.Status, r.ErrorType, r.Error = corral.StatusInterrupted, corral.ErrorInterrupted, "the service shut down while the run was in flight"
-	case pr.TimedOut:
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorTimeout, fmt.Sprintf("timed out after %v", j.Timeout)
-	case pr.Signal != 0:
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorSignal, "signal "+proc.SignalName(pr.Signal)
-	case pr.ExitCode != 0:
-		r.Status, r.ErrorType, r.Error = corral.StatusFailed, corral.ErrorExit, fmt.Sprintf("exit %d", pr.ExitCode)
-	default:
-		r.Status = corral.StatusSucceeded
-	}
-	return r, nil
+	o := &corral.Outcome{User: l.user}
+	fromProc(o, pr)
+	o.Status, o.ErrorType, o.Error = exitStatus(pr, j.Timeout)
+	end(ctx, o, pr.Cancelled, stopped)
+	supervision(o, err)
+	return o
 }
 
 // scriptFile returns an unlinked file holding script, at its start: only

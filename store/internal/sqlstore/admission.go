@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/dispatch"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Submit implements store.Store.
@@ -30,7 +30,7 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 	if err != nil {
 		return nil, err
 	}
-	e := &store.Execution{
+	e := &store.Run{Execution: &corral.Execution{
 		ID:         store.NewID(now),
 		Agent:      a.Name,
 		Trigger:    sub.Trigger,
@@ -41,15 +41,15 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		Input:      sub.Input,
 		Timeout:    sub.Timeout,
 		CreatedAt:  now,
-	}
+	}}
 	if e.Trigger == "" {
-		e.Trigger = store.TriggerAPI
+		e.Trigger = corral.TriggerAPI
 	}
 	used, err := countSlots(ctx, tx, a.Name)
 	if err != nil {
 		return nil, err
 	}
-	adm := &store.Admission{Execution: e, Running: used, Capacity: a.MaxParallelTasks, Backlog: a.MaxBacklog}
+	adm := &store.Admission{Execution: e.Execution, Running: used, Capacity: a.MaxParallelTasks, Backlog: a.MaxBacklog}
 	if used < a.MaxParallelTasks {
 		// A new task goes to the engine, whichever worker fetches it.
 		if _, err := s.takeSlot(ctx, tx, a, e, now, false); err != nil {
@@ -58,7 +58,7 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		adm.Running++
 		return adm, nil
 	}
-	if a.Overflow == store.OverflowQueue {
+	if a.Overflow == corral.OverflowQueue {
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_executions WHERE agent = $1 AND status = 'queued'`, a.Name).Scan(&adm.Queued); err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func countSlots(ctx context.Context, ex Executor, agent string) (int, error) {
 // or, when local is set and this process's engine has room for it, to
 // that engine directly (the returned reservation, to run once tx
 // commits).
-func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e *store.Execution, now time.Time, local bool) (*riverengine.Reservation, error) {
+func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *corral.Agent, e *store.Run, now time.Time, local bool) (*dispatch.Reservation, error) {
 	// The lowest free slot number: 1, or the first number after a held
 	// slot that is not held itself.
 	var no int
@@ -104,7 +104,7 @@ func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e
 		return nil, fmt.Errorf("take slot %d of agent %s: %w", no, a.Name, err)
 	}
 	e.Status = corral.StatusRunning
-	e.SlotNo = no
+	e.Slot = no
 	e.AdmittedAt = &now
 	if err := putExecution(ctx, tx, e); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *store.Agent, e
 // it does not (local.Release). Where several workers share the database,
 // every promotion goes to the job engine, so that the work spreads over
 // them.
-func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *store.Agent, now time.Time) (local riverengine.Reservations, err error) {
+func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *corral.Agent, now time.Time) (local dispatch.Reservations, err error) {
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}

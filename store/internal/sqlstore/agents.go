@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/corralrun/corral"
+
+	"github.com/corralrun/corral/internal/dispatch"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // CreateAgent implements store.Store. The count and the insert share a
 // transaction; on PostgreSQL, agents created at the same moment through
 // different workers may pass the limit by as many.
-func (s *Store[TTx]) CreateAgent(ctx context.Context, a *store.Agent) error {
+func (s *Store[TTx]) CreateAgent(ctx context.Context, a *corral.Agent) error {
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -37,36 +39,36 @@ func (s *Store[TTx]) CreateAgent(ctx context.Context, a *store.Agent) error {
 }
 
 // GetAgent implements store.Store.
-func (s *Store[TTx]) GetAgent(ctx context.Context, name string) (*store.Agent, error) {
+func (s *Store[TTx]) GetAgent(ctx context.Context, name string) (*corral.Agent, error) {
 	return s.getAgent(ctx, s.db.Read(), name, false)
 }
 
 // getAgent reads an agent; lock takes its row lock, which serializes the
 // admissions and releases of that agent across workers.
-func (s *Store[TTx]) getAgent(ctx context.Context, ex Executor, name string, lock bool) (*store.Agent, error) {
-	return getDoc[store.Agent](ctx, ex, `SELECT doc FROM corral_agents WHERE name = $1`+s.lockIf(lock), "agent", name)
+func (s *Store[TTx]) getAgent(ctx context.Context, ex Executor, name string, lock bool) (*corral.Agent, error) {
+	return getDoc[corral.Agent](ctx, ex, `SELECT doc FROM corral_agents WHERE name = $1`+s.lockIf(lock), "agent", name)
 }
 
 // ListAgents implements store.Store.
-func (s *Store[TTx]) ListAgents(ctx context.Context) ([]*store.Agent, error) {
+func (s *Store[TTx]) ListAgents(ctx context.Context) ([]*corral.Agent, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT doc FROM corral_agents ORDER BY name`)
-	return collect(rows, err, func(r Rows) (*store.Agent, error) {
+	return collect(rows, err, func(r Rows) (*corral.Agent, error) {
 		var doc []byte
 		if err := r.Scan(&doc); err != nil {
 			return nil, err
 		}
-		a := new(store.Agent)
+		a := new(corral.Agent)
 		return a, json.Unmarshal(doc, a)
 	})
 }
 
 // UpdateAgent implements store.Store.
-func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *store.Agent) error {
+func (s *Store[TTx]) UpdateAgent(ctx context.Context, a *corral.Agent) error {
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+	return s.txLocal(ctx, func(tx Tx[TTx], local *dispatch.Reservations) error {
 		n, err := tx.Exec(ctx, `UPDATE corral_agents SET doc = $1 WHERE name = $2`, string(doc), a.Name)
 		if err != nil {
 			return err

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/dispatch"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // claimKeys are the document fields a claim sets, bound from $3 on.
@@ -18,14 +18,14 @@ var claimKeys = []string{"worker_id", "started_at", "log_path"}
 
 // Claim implements store.Store: in the common case one statement, the
 // compare-and-set on the owner, editing the document in place.
-func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Time, logPath string) (*store.Execution, error) {
+func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Time, logPath string) (*store.Run, error) {
 	vals, err := jsonValues(workerID, now.UTC(), logPath)
 	if err != nil {
 		return nil, err
 	}
-	var out *store.Execution
+	var out *store.Run
 	cancelled := false
-	err = s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+	err = s.txLocal(ctx, func(tx Tx[TTx], local *dispatch.Reservations) error {
 		out, cancelled = nil, false
 		var doc []byte
 		err := tx.QueryRow(ctx, `UPDATE corral_executions SET worker_id = $1, doc = `+s.claimFields+`
@@ -58,16 +58,16 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 
 // SetRunInfo implements store.Store: one statement that sets the given
 // fields of the document, if workerID owns the running execution.
-func (s *Store[TTx]) SetRunInfo(ctx context.Context, id, workerID string, info *store.Execution) error {
+func (s *Store[TTx]) SetRunInfo(ctx context.Context, id, workerID string, info store.RunInfo) error {
 	var keys []string
 	var vals []any
-	if info.Handle != nil {
-		keys = append(keys, "handle", "containment")
-		vals = append(vals, info.Handle, info.Handle.Containment)
+	if len(info.Handle) > 0 {
+		keys = append(keys, "handle")
+		vals = append(vals, info.Handle)
 	}
-	if info.LogPath != "" {
-		keys = append(keys, "log_path")
-		vals = append(vals, info.LogPath)
+	if info.Containment != "" {
+		keys = append(keys, "containment")
+		vals = append(vals, info.Containment)
 	}
 	if info.SessionID != "" {
 		keys = append(keys, "session_id")
@@ -122,9 +122,9 @@ func jsonValues(vals ...any) ([]any, error) {
 }
 
 // Unclaimed implements store.Store.
-func (s *Store[TTx]) Unclaimed(ctx context.Context, admittedBefore time.Time) ([]*store.Execution, error) {
+func (s *Store[TTx]) Unclaimed(ctx context.Context, admittedBefore time.Time) ([]*corral.Execution, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = '' AND admitted_at < $1 ORDER BY admitted_at`, admittedBefore)
-	return collect(rows, err, scanExecution)
+	return records(collect(rows, err, scanExecution))
 }
 
 // Redispatch implements store.Store.

@@ -15,8 +15,9 @@ import (
 // An execution is a JSON document (the whole record) beside the columns
 // that the rules select on.
 
-// putExecution writes the whole record: indexed columns and the document.
-func putExecution(ctx context.Context, ex Executor, e *store.Execution) error {
+// putExecution writes the whole record, the execution and what the store
+// keeps beside it: indexed columns and the document.
+func putExecution(ctx context.Context, ex Executor, e *store.Run) error {
 	doc, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -30,20 +31,26 @@ func putExecution(ctx context.Context, ex Executor, e *store.Execution) error {
 	return err
 }
 
-// getExecution reads an execution; lock takes its row lock.
-func (s *Store[TTx]) getExecution(ctx context.Context, ex Executor, id string, lock bool) (*store.Execution, error) {
-	return getDoc[store.Execution](ctx, ex, `SELECT doc FROM corral_executions WHERE id = $1`+s.lockIf(lock), "execution", id)
+// getExecution reads an execution with what the store keeps beside it;
+// lock takes its row lock.
+func (s *Store[TTx]) getExecution(ctx context.Context, ex Executor, id string, lock bool) (*store.Run, error) {
+	r, err := getDoc[store.Run](ctx, ex, `SELECT doc FROM corral_executions WHERE id = $1`+s.lockIf(lock), "execution", id)
+	if r != nil && r.Execution == nil {
+		r.Execution = new(corral.Execution)
+	}
+	return r, err
 }
 
-func decodeExecution(doc []byte) (*store.Execution, error) {
-	e := new(store.Execution)
-	if err := json.Unmarshal(doc, e); err != nil {
+// decodeExecution reads a document, or the summary of one (Dialect.Summary).
+func decodeExecution(doc []byte) (*store.Run, error) {
+	r := &store.Run{Execution: new(corral.Execution)}
+	if err := json.Unmarshal(doc, r); err != nil {
 		return nil, fmt.Errorf("corrupt execution record: %w", err)
 	}
-	return e, nil
+	return r, nil
 }
 
-func scanExecution(r Rows) (*store.Execution, error) {
+func scanExecution(r Rows) (*store.Run, error) {
 	var doc []byte
 	if err := r.Scan(&doc); err != nil {
 		return nil, err
@@ -51,14 +58,38 @@ func scanExecution(r Rows) (*store.Execution, error) {
 	return decodeExecution(doc)
 }
 
+// records returns the executions of runs.
+func records(runs []*store.Run, err error) ([]*corral.Execution, error) {
+	out := make([]*corral.Execution, len(runs))
+	for i, r := range runs {
+		out[i] = r.Execution
+	}
+	return out, err
+}
+
 // GetExecution implements store.Store.
-func (s *Store[TTx]) GetExecution(ctx context.Context, id string) (*store.Execution, error) {
+func (s *Store[TTx]) GetExecution(ctx context.Context, id string) (*corral.Execution, error) {
+	r, err := s.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Execution, nil
+}
+
+// GetRun implements store.Store.
+func (s *Store[TTx]) GetRun(ctx context.Context, id string) (*store.Run, error) {
 	return s.getExecution(ctx, s.db.Read(), id, false)
+}
+
+// RunningOn implements store.Store.
+func (s *Store[TTx]) RunningOn(ctx context.Context, workerID string) ([]*store.Run, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT doc FROM corral_executions WHERE status = 'running' AND worker_id = $1 ORDER BY created_at, id`, workerID)
+	return collect(rows, err, scanExecution)
 }
 
 // ListExecutions implements store.Store. The cursor is the creation time
 // (microseconds since the epoch) and id of the last execution returned.
-func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]*store.Execution, string, error) {
+func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]*corral.Execution, string, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 50
@@ -105,7 +136,7 @@ func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit+1)
 	type listed struct {
-		e       *store.Execution
+		e       *store.Run
 		created time.Time
 	}
 	rows, err := s.db.Read().Query(ctx, q, args...)
@@ -121,9 +152,9 @@ func (s *Store[TTx]) ListExecutions(ctx context.Context, f store.ExecutionFilter
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]*store.Execution, 0, min(len(page), limit))
+	out := make([]*corral.Execution, 0, min(len(page), limit))
 	for _, l := range page[:min(len(page), limit)] {
-		out = append(out, l.e)
+		out = append(out, l.e.Execution)
 	}
 	next := ""
 	if len(page) > limit {
@@ -149,33 +180,33 @@ func parseCursor(c string) (int64, string, error) {
 }
 
 // Slots implements store.Store.
-func (s *Store[TTx]) Slots(ctx context.Context, agent string) ([]store.Slot, error) {
+func (s *Store[TTx]) Slots(ctx context.Context, agent string) ([]corral.Slot, error) {
 	if _, err := s.getAgent(ctx, s.db.Read(), agent, false); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.Read().Query(ctx, `SELECT slot_no, execution_id, acquired_at FROM corral_slots WHERE agent = $1 ORDER BY slot_no`, agent)
-	out, err := collect(rows, err, func(r Rows) (store.Slot, error) {
-		var sl store.Slot
+	out, err := collect(rows, err, func(r Rows) (corral.Slot, error) {
+		var sl corral.Slot
 		err := r.Scan(&sl.No, &sl.ExecutionID, &sl.Since)
 		sl.Since = sl.Since.UTC()
 		return sl, err
 	})
 	if out == nil && err == nil {
-		out = []store.Slot{}
+		out = []corral.Slot{}
 	}
 	return out, err
 }
 
 // Stats implements store.Store.
-func (s *Store[TTx]) Stats(ctx context.Context) ([]store.AgentStats, error) {
+func (s *Store[TTx]) Stats(ctx context.Context) ([]corral.AgentStats, error) {
 	agents, err := s.ListAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]*store.AgentStats{}
-	out := make([]store.AgentStats, len(agents))
+	byName := map[string]*corral.AgentStats{}
+	out := make([]corral.AgentStats, len(agents))
 	for i, a := range agents {
-		out[i] = store.AgentStats{Agent: a.Name, Capacity: a.MaxParallelTasks, ByStatus: map[corral.Status]int{}}
+		out[i] = corral.AgentStats{Agent: a.Name, Capacity: a.MaxParallelTasks, ByStatus: map[corral.Status]int{}}
 		byName[a.Name] = &out[i]
 	}
 	var agent, status string

@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/dispatch"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Finish implements store.Store: a compare-and-set on the status, which
 // releases the execution's own slot and promotes queued work in the same
 // transaction.
-func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*store.Execution, bool, error) {
+func (s *Store[TTx]) Finish(ctx context.Context, id string, o *corral.Outcome) (*corral.Execution, bool, error) {
 	if !o.Status.Terminal() {
 		return nil, false, fmt.Errorf("finish execution %s: status %q is not terminal", id, o.Status)
 	}
-	var out *store.Execution
+	var out *store.Run
 	var applied bool
-	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *dispatch.Reservations) error {
 		applied = false
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
@@ -34,18 +34,18 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *store.Outcome) (*
 		*local, err = s.finish(ctx, tx, e, o)
 		return err
 	})
-	if err != nil {
-		return out, false, err
+	if out == nil {
+		return nil, false, err
 	}
-	return out, applied, nil
+	return out.Execution, applied && err == nil, err
 }
 
 // finish applies o to the non-terminal e (whose row lock tx holds),
 // releases e's own slot and promotes queued work, inside tx. It returns
 // the promoted executions reserved to this process's engine (promote).
-func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution, o *store.Outcome) (riverengine.Reservations, error) {
+func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Run, o *corral.Outcome) (dispatch.Reservations, error) {
 	wasRunning := e.Status == corral.StatusRunning
-	var a *store.Agent
+	var a *corral.Agent
 	if wasRunning {
 		// The agent's lock first, as admission takes it.
 		var err error
@@ -54,11 +54,11 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution,
 			return nil, err
 		}
 	}
-	now := o.FinishedAt
+	now := o.Ended
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	store.ApplyOutcome(e, o, now)
+	e.Apply(o, now)
 	if err := putExecution(ctx, tx, e); err != nil {
 		return nil, err
 	}
@@ -76,14 +76,14 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Execution,
 
 // cancelledBeforeStart is the outcome of an execution cancelled before
 // a worker claimed it.
-func cancelledBeforeStart(now time.Time) *store.Outcome {
-	return &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", FinishedAt: now}
+func cancelledBeforeStart(now time.Time) *corral.Outcome {
+	return &corral.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled, Error: "cancelled before it started", Ended: now}
 }
 
 // RequestCancel implements store.Store.
-func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time) (*store.Execution, error) {
-	var out *store.Execution
-	err := s.txLocal(ctx, func(tx Tx[TTx], local *riverengine.Reservations) error {
+func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time) (*corral.Execution, error) {
+	var out *store.Run
+	err := s.txLocal(ctx, func(tx Tx[TTx], local *dispatch.Reservations) error {
 		e, err := s.getExecution(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -105,8 +105,8 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 			// Its worker is gone without recording the end (a worker
 			// forgets itself only once its runs are torn down): nobody
 			// would ever finish it.
-			*local, err = s.finish(ctx, tx, e, &store.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled,
-				Error: fmt.Sprintf("cancelled on request; the worker that ran it (%s) is gone, its run with it", e.WorkerID), FinishedAt: now})
+			*local, err = s.finish(ctx, tx, e, &corral.Outcome{Status: corral.StatusCancelled, ErrorType: corral.ErrorCancelled,
+				Error: fmt.Sprintf("cancelled on request; the worker that ran it (%s) is gone, its run with it", e.WorkerID), Ended: now})
 			return err
 		}
 		e.CancelRequested = true
@@ -119,7 +119,10 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 		// Wake the owner at once; it polls too.
 		return s.notify(ctx, tx, e.WorkerID, e.ID)
 	})
-	return out, err
+	if out == nil {
+		return nil, err
+	}
+	return out.Execution, err
 }
 
 // CancelRequested implements store.Store.

@@ -19,6 +19,6 @@ import (
 // finished run frees no slot, so queued work never starts. The storage
 // suite's engine and release tests must catch it. Built only with the tag
 // mutation_slotrelease.
-func releaseSlot[TTx any](ctx context.Context, tx Tx[TTx], e *store.Execution) error {
+func releaseSlot[TTx any](ctx context.Context, tx Tx[TTx], e *store.Run) error {
 	return nil
 }

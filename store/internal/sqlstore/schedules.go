@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/corralrun/corral"
+
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/store"
 )
 
-func (s *Store[TTx]) putSchedule(ctx context.Context, ex Executor, sc *store.Schedule, insert bool) error {
+func (s *Store[TTx]) putSchedule(ctx context.Context, ex Executor, sc *corral.Schedule, insert bool) error {
 	doc, err := json.Marshal(sc)
 	if err != nil {
 		return err
@@ -35,13 +37,13 @@ func (s *Store[TTx]) putSchedule(ctx context.Context, ex Executor, sc *store.Sch
 }
 
 // getSchedule reads a schedule; lock takes its row lock.
-func (s *Store[TTx]) getSchedule(ctx context.Context, ex Executor, id string, lock bool) (*store.Schedule, error) {
-	return getDoc[store.Schedule](ctx, ex, `SELECT doc FROM corral_schedules WHERE id = $1`+s.lockIf(lock), "schedule", id)
+func (s *Store[TTx]) getSchedule(ctx context.Context, ex Executor, id string, lock bool) (*corral.Schedule, error) {
+	return getDoc[corral.Schedule](ctx, ex, `SELECT doc FROM corral_schedules WHERE id = $1`+s.lockIf(lock), "schedule", id)
 }
 
 // CreateSchedule implements store.Store. The agent's row lock
 // serializes the count with other creations for the agent.
-func (s *Store[TTx]) CreateSchedule(ctx context.Context, sc *store.Schedule) error {
+func (s *Store[TTx]) CreateSchedule(ctx context.Context, sc *corral.Schedule) error {
 	return s.db.Tx(ctx, func(tx Tx[TTx]) error {
 		if _, err := s.getAgent(ctx, tx, sc.Agent, true); err != nil {
 			return err
@@ -60,13 +62,13 @@ func (s *Store[TTx]) CreateSchedule(ctx context.Context, sc *store.Schedule) err
 }
 
 // GetSchedule implements store.Store.
-func (s *Store[TTx]) GetSchedule(ctx context.Context, id string) (*store.Schedule, error) {
+func (s *Store[TTx]) GetSchedule(ctx context.Context, id string) (*corral.Schedule, error) {
 	return s.getSchedule(ctx, s.db.Read(), id, false)
 }
 
 // ListSchedules implements store.Store: oldest first, the cursor being
 // the creation time and id of the last schedule of the page.
-func (s *Store[TTx]) ListSchedules(ctx context.Context, f store.ScheduleFilter) ([]*store.Schedule, string, error) {
+func (s *Store[TTx]) ListSchedules(ctx context.Context, f store.ScheduleFilter) ([]*corral.Schedule, string, error) {
 	n := f.Limit
 	if n <= 0 {
 		n = 100
@@ -103,7 +105,7 @@ func (s *Store[TTx]) ListSchedules(ctx context.Context, f store.ScheduleFilter) 
 }
 
 // UpdateSchedule implements store.Store.
-func (s *Store[TTx]) UpdateSchedule(ctx context.Context, sc *store.Schedule) error {
+func (s *Store[TTx]) UpdateSchedule(ctx context.Context, sc *corral.Schedule) error {
 	return s.db.Tx(ctx, func(tx Tx[TTx]) error { return s.putSchedule(ctx, tx, sc, false) })
 }
 
@@ -130,7 +132,7 @@ func (s *Store[TTx]) NextFire(ctx context.Context) (time.Time, bool, error) {
 }
 
 // DueSchedules implements store.Store.
-func (s *Store[TTx]) DueSchedules(ctx context.Context, now time.Time) ([]*store.Schedule, error) {
+func (s *Store[TTx]) DueSchedules(ctx context.Context, now time.Time) ([]*corral.Schedule, error) {
 	return s.schedules(ctx, `SELECT doc FROM corral_schedules WHERE enabled = true AND next_fire_at IS NOT NULL AND next_fire_at <= $1 ORDER BY next_fire_at`, now)
 }
 
@@ -167,18 +169,18 @@ func (s *Store[TTx]) FireSchedule(ctx context.Context, id string, expected, next
 	return adm, err
 }
 
-func (s *Store[TTx]) schedules(ctx context.Context, q string, args ...any) ([]*store.Schedule, error) {
+func (s *Store[TTx]) schedules(ctx context.Context, q string, args ...any) ([]*corral.Schedule, error) {
 	rows, err := s.db.Read().Query(ctx, q, args...)
-	out, err := collect(rows, err, func(r Rows) (*store.Schedule, error) {
+	out, err := collect(rows, err, func(r Rows) (*corral.Schedule, error) {
 		var doc []byte
 		if err := r.Scan(&doc); err != nil {
 			return nil, err
 		}
-		sc := new(store.Schedule)
+		sc := new(corral.Schedule)
 		return sc, json.Unmarshal(doc, sc)
 	})
 	if out == nil && err == nil {
-		out = []*store.Schedule{}
+		out = []*corral.Schedule{}
 	}
 	return out, err
 }

@@ -32,10 +32,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/corralrun/corral"
+
 	"github.com/riverqueue/river/riverdriver"
 
+	"github.com/corralrun/corral/internal/dispatch"
 	"github.com/corralrun/corral/store"
-	"github.com/corralrun/corral/store/internal/riverengine"
 )
 
 // Executor runs statements, inside a transaction or outside any.
@@ -113,7 +115,7 @@ type Dialect interface {
 	// string field key (a constant of this package), NULL when absent.
 	TextField(key string) string
 	// Summary returns an SQL expression: the doc column of an execution
-	// as a summary (store.Execution.Summary): without the fields stdout,
+	// as a summary (corral.Execution.Summary): without the fields stdout,
 	// stderr and result, with input and error cut to n characters, and
 	// summary set to true.
 	Summary(n int) string
@@ -146,8 +148,7 @@ type Config[TTx any] struct {
 // which the driver keeps with its connections. A driver embeds it.
 type Store[TTx any] struct {
 	db     DB[TTx]
-	engine *riverengine.Engine[TTx]
-	poll   time.Duration
+	engine *dispatch.Engine[TTx]
 	notify func(ctx context.Context, ex Executor, workerID, executionID string) error
 	limits store.Limits
 
@@ -160,60 +161,32 @@ type Store[TTx any] struct {
 // New returns the rules on cfg.DB, with a River client on cfg.River as
 // their job engine.
 func New[TTx any](cfg Config[TTx]) (*Store[TTx], error) {
-	eng, err := riverengine.New(cfg.River, cfg.Logger)
+	eng, err := dispatch.New(cfg.River, dispatch.Options{Logger: cfg.Logger, PollInterval: cfg.PollInterval})
 	if err != nil {
 		return nil, err
 	}
 	return &Store[TTx]{
 		db:          cfg.DB,
 		engine:      eng,
-		poll:        cfg.PollInterval,
 		notify:      cfg.NotifyCancel,
 		limits:      cfg.Limits,
 		lock:        cfg.DB.Lock(false),
 		skipLocked:  cfg.DB.Lock(true),
 		claimFields: cfg.DB.SetFields(claimKeys, 3),
-		summary:     cfg.DB.Summary(store.SummaryChars),
+		summary:     cfg.DB.Summary(corral.SummaryChars),
 		logPath:     cfg.DB.TextField("log_path"),
 	}, nil
 }
 
-// StartEngine implements store.Store.
-func (s *Store[TTx]) StartEngine(ctx context.Context, cfg store.EngineConfig) error {
-	return s.engine.Start(ctx, riverengine.Config{WorkerID: cfg.WorkerID, MaxRuns: cfg.MaxRuns, Labels: cfg.Labels, Run: cfg.Run,
-		LabelSets: s.labelSets, PollInterval: s.poll, Redispatch: s.Redispatch})
-}
-
-// RefreshEngine implements store.Store.
-func (s *Store[TTx]) RefreshEngine(ctx context.Context) error { return s.engine.Refresh(ctx) }
-
-// StopEngine implements store.Store.
-func (s *Store[TTx]) StopEngine(ctx context.Context) error { return s.engine.Stop(ctx) }
-
-// labelSets returns the distinct label sets of the agents.
-func (s *Store[TTx]) labelSets(ctx context.Context) ([][]string, error) {
-	agents, err := s.ListAgents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]string
-	seen := map[string]bool{}
-	for _, a := range agents {
-		key := riverengine.QueueFor(a.Labels)
-		if len(a.Labels) > 0 && !seen[key] {
-			seen[key] = true
-			out = append(out, a.Labels)
-		}
-	}
-	return out, nil
-}
+// Dispatcher implements store.Store: the job engine on this database.
+func (s *Store[TTx]) Dispatcher() store.Dispatcher { return s.engine }
 
 // txLocal runs fn in one transaction (DB.Tx) in which fn may reserve
 // local runs of promoted executions (promote) into *local; they start
 // once the transaction commits, and are released when it does not, or
 // when it runs again.
-func (s *Store[TTx]) txLocal(ctx context.Context, fn func(tx Tx[TTx], local *riverengine.Reservations) error) error {
-	var local riverengine.Reservations
+func (s *Store[TTx]) txLocal(ctx context.Context, fn func(tx Tx[TTx], local *dispatch.Reservations) error) error {
+	var local dispatch.Reservations
 	err := s.db.Tx(ctx, func(tx Tx[TTx]) error {
 		local.Release()
 		local = nil

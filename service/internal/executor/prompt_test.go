@@ -1,11 +1,11 @@
-package store_test
+package executor
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/corralrun/corral/store"
+	"github.com/corralrun/corral"
 )
 
 func TestCheckPromptPlacementRefusesOptionPositions(t *testing.T) {
@@ -25,7 +25,7 @@ func TestCheckPromptPlacementRefusesOptionPositions(t *testing.T) {
 		{[]string{"{{prompt}}"}, false},
 		{[]string{"claude", "-p"}, true},
 	} {
-		err := store.CheckPromptPlacement(tc.template)
+		err := CheckPromptPlacement(tc.template)
 		if (err == nil) != tc.ok {
 			t.Errorf("%q: err %v, want ok %v", tc.template, err, tc.ok)
 		}
@@ -46,7 +46,7 @@ func TestPromptArgsKeepsAnOptionLikePromptPositional(t *testing.T) {
 		{[]string{"sh", "-c", `echo "$1"`, "agent"}, []string{"sh", "-c", `echo "$1"`, "agent", evil}},
 		{[]string{"tool", "--prompt={{prompt}}"}, []string{"tool", "--prompt=" + evil}},
 	} {
-		got, err := store.PromptArgs(tc.template, evil)
+		got, err := PromptArgs(tc.template, evil)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q: got %q, %v; want %q", tc.template, got, err, tc.want)
 		}
@@ -54,31 +54,29 @@ func TestPromptArgsKeepsAnOptionLikePromptPositional(t *testing.T) {
 	// An agent stored before the check: its runs still start unless the
 	// prompt would become an option.
 	legacy := []string{"claude", "-p", "{{prompt}}"}
-	if got, err := store.PromptArgs(legacy, "fix it"); err != nil || got[2] != "fix it" {
+	if got, err := PromptArgs(legacy, "fix it"); err != nil || got[2] != "fix it" {
 		t.Fatalf("legacy template, plain prompt: %q %v", got, err)
 	}
-	if _, err := store.PromptArgs(legacy, evil); err == nil {
+	if _, err := PromptArgs(legacy, evil); err == nil {
 		t.Fatal("a legacy template let a prompt starting with '-' into an option position")
 	}
 }
 
-func TestNormalizeChecksWhoATaskRunsAsAndWhatItIsPassed(t *testing.T) {
-	for _, tc := range []struct {
-		a    store.Agent
-		want string // substring of the error; "" for none
-	}{
-		{store.Agent{RunAs: "nobody", PassEnv: []string{"LANG"}}, ""},
-		{store.Agent{RunAs: "-x"}, "run_as"},
-		{store.Agent{PassEnv: []string{"CORRAL_TOKEN"}}, "never passed"},
-		{store.Agent{PassEnv: []string{"CORRAL_DB"}}, "never passed"},
-		{store.Agent{PassEnv: []string{"A=B"}}, "pass_env"},
-		{store.Agent{Env: map[string]string{"K": "a\x00b"}}, "NUL"},
-	} {
-		a := tc.a
-		a.Name, a.Kind = "x", store.KindShell
-		err := a.Normalize()
-		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%+v: err %v, want %q", tc.a, err, tc.want)
+func TestCheckAgentRefusesToPassTheServicesSecrets(t *testing.T) {
+	for _, name := range ServiceSecrets {
+		a := &corral.Agent{Name: "x", Kind: corral.KindShell, PassEnv: []string{"LANG", name}}
+		if err := a.Normalize(); err != nil {
+			t.Fatal(err)
 		}
+		if err := CheckAgent(a); err == nil || !strings.Contains(err.Error(), "never passed") {
+			t.Errorf("pass_env %s: err %v, want it refused", name, err)
+		}
+	}
+	a := &corral.Agent{Name: "x", Kind: corral.KindHeadless, Command: []string{"claude", "-p", "{{prompt}}"}}
+	if err := a.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAgent(a); err == nil {
+		t.Error("a headless command with its prompt where options are parsed passed")
 	}
 }

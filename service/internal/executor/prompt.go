@@ -1,4 +1,4 @@
-package store
+package executor
 
 import (
 	"errors"
@@ -11,69 +11,6 @@ import (
 // PromptPlaceholder marks where a headless agent's command template takes
 // the task's prompt.
 const PromptPlaceholder = "{{prompt}}"
-
-// ServiceSecrets names the variables of the service's own environment that
-// hold its secrets: no task ever receives them, whatever an agent's
-// PassEnv or the worker's --pass-env say.
-var ServiceSecrets = []string{"CORRAL_TOKEN", "CORRAL_DB"}
-
-// normalizeIdentity checks the fields that say who a task runs as and what
-// it sees of the service: RunAs, PassEnv (sorted, without duplicates) and
-// Sandbox.
-func (a *Agent) normalizeIdentity() error {
-	if err := ValidUser(a.RunAs); a.RunAs != "" && err != nil {
-		return fmt.Errorf("run_as: %w", err)
-	}
-	for _, n := range a.PassEnv {
-		if err := ValidPassEnv(n); err != nil {
-			return fmt.Errorf("pass_env: %w", err)
-		}
-	}
-	if len(a.PassEnv) == 0 {
-		a.PassEnv = nil
-	} else {
-		slices.Sort(a.PassEnv)
-		a.PassEnv = slices.Compact(a.PassEnv)
-	}
-	if err := a.Sandbox.Validate(); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	return nil
-}
-
-// ValidUser checks a user name or numeric uid as RunAs takes it: 1 to 64
-// letters, digits, '_', '-' or '.', not starting with '-'.
-func ValidUser(s string) error {
-	if s == "" || len(s) > 64 {
-		return errors.New("a user name must be 1 to 64 characters")
-	}
-	for i, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' && i > 0
-		if !ok {
-			return fmt.Errorf("user %q may hold only letters, digits, '_', '.' and '-' (not first)", s)
-		}
-	}
-	return nil
-}
-
-// ValidPassEnv checks a variable name that may be passed on from the
-// service's environment: a shell variable name (letters, digits and '_',
-// not starting with a digit) that is not one of ServiceSecrets.
-func ValidPassEnv(name string) error {
-	if name == "" || len(name) > 256 {
-		return fmt.Errorf("variable name %q must be 1 to 256 characters", name)
-	}
-	for i, r := range name {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r >= '0' && r <= '9' && i > 0
-		if !ok {
-			return fmt.Errorf("variable name %q may hold only letters, digits and '_' (not a digit first)", name)
-		}
-	}
-	if slices.Contains(ServiceSecrets, name) {
-		return fmt.Errorf("%s is the service's own secret: it is never passed to tasks", name)
-	}
-	return nil
-}
 
 // CheckPromptPlacement refuses a headless command template whose prompt
 // would land where the program parses options, so that a prompt such as

@@ -1,14 +1,16 @@
-// Package riverengine dispatches admitted executions through River, the
-// durable job engine, for any database River has a driver for. The
-// store's rules (store/internal/sqlstore) hand the database driver's
-// River driver to New, call Insert inside the transaction that admits an
-// execution, and Start/Refresh/Stop with the service's run function.
+// Package dispatch hands admitted executions to the workers of a fleet
+// through River, the durable job engine, on any database River has a
+// driver for. A store driver makes the Engine on its database (New, with
+// the database's River driver); the store's rules
+// (store/internal/sqlstore) call Insert and Reserve inside the
+// transactions that admit executions; the service drives the engine as a
+// store.Dispatcher: Start with its run function, Refresh, Stop.
 //
 // Agents pinned to labelled workers are dispatched on a queue of their own
 // label set (QueueFor); a worker works the default queue and the queues of
 // every label set it serves, so a dispatch can only be fetched by a worker
 // that may run it.
-package riverengine
+package dispatch
 
 import (
 	"context"
@@ -24,6 +26,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/store"
 )
 
@@ -31,7 +34,7 @@ import (
 const Queue = "corral"
 
 // QueueFor returns the River queue of agents requiring labels (sorted, as
-// store.NormalizeLabels returns them): Queue for none, else a name made of
+// corral.NormalizeLabels returns them): Queue for none, else a name made of
 // a hash of the set, which fits River's limits whatever the labels.
 func QueueFor(labels []string) string {
 	if len(labels) == 0 {
@@ -86,29 +89,25 @@ const NotReadyDelay = 5 * time.Second
 // Runs are bounded by the service's own timeouts; River must not cut them.
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
 
-// Config configures the working side of an Engine.
-type Config struct {
-	WorkerID string
-	MaxRuns  int
-	Labels   []string
-	Run      func(ctx context.Context, id string) error
-	// LabelSets returns the label sets of the agents (as stored); the
-	// engine works the queues of those the worker serves.
-	LabelSets func(ctx context.Context) ([][]string, error)
-	// RescueAfter overrides the package's RescueAfter (tests).
-	RescueAfter time.Duration
+// Options configure an Engine.
+type Options struct {
+	// Logger receives River's own warnings; nil discards them.
+	Logger *slog.Logger
 	// PollInterval is how often an idle queue looks for dispatches when
 	// the database cannot notify it; zero means 200 ms.
 	PollInterval time.Duration
-	// Redispatch hands an execution to the engine (a job) when its local
-	// run (Reserve) could not claim it.
-	Redispatch func(ctx context.Context, id string) error
+	// RescueAfter overrides the package's RescueAfter (tests).
+	RescueAfter time.Duration
 }
+
+// Config is the configuration of the working side of an Engine.
+type Config = store.DispatchConfig
 
 // Engine is a River client pair: one that only inserts (usable from Open
 // on) and one that works jobs (from Start to Stop).
 type Engine[TTx any] struct {
 	driver   riverdriver.Driver[TTx]
+	opts     Options
 	logger   *slog.Logger
 	inserter *river.Client[TTx]
 
@@ -124,11 +123,17 @@ type Engine[TTx any] struct {
 	lwg     sync.WaitGroup
 }
 
-// New returns an engine on driver. logger receives River's own warnings;
-// nil discards them.
-func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[TTx], error) {
+// New returns an engine on driver.
+func New[TTx any](driver riverdriver.Driver[TTx], opts Options) (*Engine[TTx], error) {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = RescueAfter
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 200 * time.Millisecond
 	}
 	// Every insert notifies the workers (River debounces them per queue
 	// by the inserter's FetchCooldown): a queued execution promoted into a
@@ -137,7 +142,7 @@ func New[TTx any](driver riverdriver.Driver[TTx], logger *slog.Logger) (*Engine[
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
 	}
-	return &Engine[TTx]{driver: driver, logger: logger, inserter: c}, nil
+	return &Engine[TTx]{driver: driver, opts: opts, logger: logger, inserter: c}, nil
 }
 
 // Insert hands execution id of an agent requiring labels to the engine
@@ -161,12 +166,6 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 	}
 	if cfg.MaxRuns <= 0 {
 		cfg.MaxRuns = 256
-	}
-	if cfg.RescueAfter <= 0 {
-		cfg.RescueAfter = RescueAfter
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 200 * time.Millisecond
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -192,9 +191,9 @@ func (e *Engine[TTx]) Start(ctx context.Context, cfg Config) error {
 		Workers:                     workers,
 		Queues:                      qc,
 		FetchCooldown:               5 * time.Millisecond,
-		FetchPollInterval:           cfg.PollInterval,
+		FetchPollInterval:           e.opts.PollInterval,
 		JobTimeout:                  -1,
-		RescueStuckJobsAfter:        cfg.RescueAfter,
+		RescueStuckJobsAfter:        e.opts.RescueAfter,
 		CompletedJobRetentionPeriod: time.Hour,
 	})
 	if err != nil {
@@ -219,7 +218,7 @@ func (e *Engine[TTx]) served(ctx context.Context, cfg Config) (map[string]bool, 
 		return nil, fmt.Errorf("engine: read the agents' labels: %w", err)
 	}
 	for _, set := range sets {
-		if store.Serves(cfg.Labels, set) {
+		if corral.Serves(cfg.Labels, set) {
 			queues[QueueFor(set)] = true
 		}
 	}

@@ -1,4 +1,4 @@
-package riverengine
+package dispatch
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package riverengine
+package dispatch
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func newEngine(t *testing.T) (*Engine[*sql.Tx], *sql.DB) {
 	if _, err := mig.Migrate(context.Background(), rivermigrate.DirectionUp, nil); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(driver, nil)
+	e, err := New(driver, Options{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestReservedRunsStartAtOnceWithoutAJob(t *testing.T) {
 	var redispatched []string
 	release := make(chan struct{})
 	ran := make(chan string, 10)
-	err := e.Start(ctx, Config{WorkerID: "w", MaxRuns: 2, PollInterval: time.Hour,
+	err := e.Start(ctx, Config{WorkerID: "w", MaxRuns: 2,
 		Run: func(ctx context.Context, id string) error {
 			mu.Lock()
 			calls[id]++
