@@ -99,7 +99,8 @@ type Agent struct {
 	// shorter or longer one. StallTimeout and IdleTimeout are the headless
 	// watchdogs (a tool call left open, no stream output); zero means the
 	// headless layer's defaults. Grace is the time between the stop signal
-	// and SIGKILL; zero means 2 s.
+	// and SIGKILL; zero means 2 s, negative means none (SIGKILL at once:
+	// "0" in the CLI and the web form, as everywhere in corral).
 	Timeout      Duration `json:"timeout,omitempty"`
 	StallTimeout Duration `json:"stall_timeout,omitempty"`
 	IdleTimeout  Duration `json:"idle_timeout,omitempty"`
@@ -158,7 +159,7 @@ func (a *Agent) Normalize() error {
 	for _, d := range []struct {
 		name string
 		v    Duration
-	}{{"timeout", a.Timeout}, {"stall_timeout", a.StallTimeout}, {"idle_timeout", a.IdleTimeout}, {"grace", a.Grace}} {
+	}{{"timeout", a.Timeout}, {"stall_timeout", a.StallTimeout}, {"idle_timeout", a.IdleTimeout}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s must not be negative", d.name)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/internal/httpguard"
 	"github.com/corralrun/corral/mcpserver/internal/wire"
 )
 
@@ -222,7 +223,7 @@ func (f *httpFront) originOK(origin string) bool {
 		return true
 	}
 	u, _ := url.Parse(o)
-	return isLoopbackHost(u.Hostname())
+	return httpguard.IsLoopback(u.Hostname())
 }
 
 // bearerOK checks an Authorization header against token, the scheme in

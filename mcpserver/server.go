@@ -24,13 +24,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/internal/httpguard"
 	"github.com/corralrun/corral/shell"
 )
 
@@ -97,28 +97,14 @@ const instructions = `corral runs shell commands on this machine in a persistent
 // CheckListen refuses to serve on an address other than loopback without a
 // token: anyone who can reach the port could run commands.
 func CheckListen(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
+	loopback, err := httpguard.ListensOnLoopback(addr)
 	if err != nil {
-		return fmt.Errorf("mcpserver: listen address %q: %w (want HOST:PORT, such as 127.0.0.1:8765)", addr, err)
+		return fmt.Errorf("mcpserver: %w", err)
 	}
-	if token != "" {
-		return nil
-	}
-	if isLoopbackHost(host) {
+	if token != "" || loopback {
 		return nil
 	}
 	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
-}
-
-// isLoopbackHost reports whether host (a name or an address, without a
-// port) is this machine's loopback.
-func isLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Shutdown ends the server in order. Tool calls that arrive from now on

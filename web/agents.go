@@ -141,30 +141,38 @@ func (l *sharedAgents) fragment(ctx context.Context) ([]byte, error) {
 }
 
 // agentForm is the agent form's fields as typed, and what is wrong with
-// them. The values of the agent's env are never shown: EnvNames lists
-// what is set, Env holds only the lines typed to set or replace
-// variables, and EnvRemove the names ticked for removal.
+// them. Values holds the settings of corral.AgentFields by their keys
+// (the inputs' names); the others have inputs of their own. The values of
+// the agent's env are never shown: EnvNames lists what is set, Env holds
+// only the lines typed to set or replace variables, and EnvRemove the
+// names ticked for removal.
 type agentForm struct {
-	Editing                                              bool
-	Name, Kind, Shell, Command, Workdir, Env             string
-	EnvNames                                             []string
-	EnvRemove                                            map[string]bool
-	RunAs, PassEnv                                       string
-	Sandbox                                              sandboxForm
-	MaxParallel, Overflow, MaxBacklog                    string
-	Timeout, StallTimeout, IdleTimeout, Grace, MaxOutput string
-	Errors                                               map[string]string
-	Error                                                string
-	CreatedAt, UpdatedAt                                 time.Time
+	Editing       bool
+	Name, Command string
+	Values        map[string]string
+	Env           string
+	EnvNames      []string
+	EnvRemove     map[string]bool
+	Sandbox       sandboxForm
+	Errors        map[string]string
+	Error         string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// newAgentForm is the form of a new agent, with its defaults shown.
+func newAgentForm() *agentForm {
+	return &agentForm{Values: map[string]string{"kind": "shell", "shell": "bash", "overflow": "reject"}, Sandbox: sandboxFormOf(corral.Sandbox{})}
 }
 
 func formOf(a *corral.Agent) *agentForm {
-	f := &agentForm{Editing: true, Name: a.Name, Kind: string(a.Kind), Shell: a.Shell, Workdir: a.Workdir,
-		Command: strings.Join(a.Command, "\n"), Overflow: string(a.Overflow),
-		MaxParallel: itoa(a.MaxParallelTasks), MaxBacklog: itoa(a.MaxBacklog), MaxOutput: zeroEmpty(a.MaxOutput),
-		Timeout: durText(a.Timeout), StallTimeout: durText(a.StallTimeout), IdleTimeout: durText(a.IdleTimeout), Grace: durText(a.Grace),
-		RunAs: a.RunAs, PassEnv: strings.Join(a.PassEnv, "\n"), Sandbox: sandboxFormOf(a.Sandbox),
-		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	f := &agentForm{Editing: true, Name: a.Name, Command: strings.Join(a.Command, "\n"), Values: map[string]string{},
+		Sandbox: sandboxFormOf(a.Sandbox), CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	for i := range corral.AgentFields {
+		fld := &corral.AgentFields[i]
+		f.Values[fld.Key] = fld.Text(a)
+	}
+	f.Values["pass_env"] = strings.Join(a.PassEnv, "\n")
 	for k := range a.Env {
 		f.EnvNames = append(f.EnvNames, k)
 	}
@@ -173,13 +181,12 @@ func formOf(a *corral.Agent) *agentForm {
 }
 
 func readAgentForm(r *http.Request) *agentForm {
-	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	lines := func(k string) string { return strings.TrimSpace(strings.ReplaceAll(r.PostFormValue(k), "\r\n", "\n")) }
-	f := &agentForm{Name: v("name"), Kind: v("kind"), Shell: v("shell"), Command: lines("command"),
-		Workdir: v("workdir"), Env: lines("env"), EnvRemove: map[string]bool{},
-		RunAs: v("run_as"), PassEnv: lines("pass_env"), Sandbox: readSandboxForm(r),
-		MaxParallel: v("max_parallel_tasks"), Overflow: v("overflow"), MaxBacklog: v("max_backlog"),
-		Timeout: v("timeout"), StallTimeout: v("stall_timeout"), IdleTimeout: v("idle_timeout"), Grace: v("grace"), MaxOutput: v("max_output")}
+	f := &agentForm{Name: strings.TrimSpace(r.PostFormValue("name")), Command: lines("command"), Values: map[string]string{},
+		Env: lines("env"), EnvRemove: map[string]bool{}, Sandbox: readSandboxForm(r)}
+	for _, fld := range corral.AgentFields {
+		f.Values[fld.Key] = lines(fld.Key)
+	}
 	for _, name := range r.PostForm["env_remove"] {
 		f.EnvRemove[name] = true
 	}
@@ -191,13 +198,20 @@ func readAgentForm(r *http.Request) *agentForm {
 // lines set or replace variables in it, its ticked names are removed.
 func (f *agentForm) agent(env map[string]string) (*corral.Agent, bool) {
 	f.Errors = map[string]string{}
-	a := &corral.Agent{Name: f.Name, Kind: corral.AgentKind(f.Kind), Shell: f.Shell, Workdir: f.Workdir, Overflow: storeOverflow(f.Overflow), RunAs: f.RunAs}
+	a := &corral.Agent{Name: f.Name}
 	if f.Name == "" {
 		f.Errors["name"] = "Give the agent a name: letters, digits, '-', '_' or '.'."
 	} else if err := corral.ValidName(f.Name); err != nil {
 		f.Errors["name"] = "The name " + err.Error() + "."
 	}
-	if f.Kind != "shell" && f.Kind != "headless" {
+	for i := range corral.AgentFields {
+		fld := &corral.AgentFields[i]
+		if err := fld.Set(a, f.Values[fld.Key]); err != nil {
+			f.Errors[fld.Key] = capitalize(strings.TrimPrefix(err.Error(), fld.Key+": ")) + "."
+		}
+	}
+	kind := f.Values["kind"]
+	if kind != "shell" && kind != "headless" {
 		f.Errors["kind"] = "Choose shell or headless."
 	}
 	for _, line := range strings.Split(f.Command, "\n") {
@@ -205,14 +219,26 @@ func (f *agentForm) agent(env map[string]string) (*corral.Agent, bool) {
 			a.Command = append(a.Command, line)
 		}
 	}
-	if f.Kind == "headless" && len(a.Command) == 0 {
+	if kind == "headless" && len(a.Command) == 0 {
 		f.Errors["command"] = "A headless agent needs its command, one argument per line; {{prompt}} marks where the task goes, after a line --."
 	}
-	if f.Kind == "shell" {
+	if kind == "shell" {
 		a.Command = nil
 	} else {
 		a.Shell = ""
 	}
+	f.env(a, env)
+	if sb, err := f.Sandbox.sandbox(); err != nil {
+		f.Errors["sandbox"] = capitalize(err.Error()) + "."
+	} else {
+		a.Sandbox = sb
+	}
+	return a, len(f.Errors) == 0
+}
+
+// env sets a's env: env, less the names ticked for removal, with the
+// form's NAME=value lines.
+func (f *agentForm) env(a *corral.Agent, env map[string]string) {
 	a.Env = map[string]string{}
 	for k, v := range env {
 		if !f.EnvRemove[k] {
@@ -233,40 +259,6 @@ func (f *agentForm) agent(env map[string]string) (*corral.Agent, bool) {
 	if len(a.Env) == 0 {
 		a.Env = nil
 	}
-	a.PassEnv = strings.Fields(strings.ReplaceAll(f.PassEnv, ",", " "))
-	if sb, err := f.Sandbox.sandbox(); err != nil {
-		f.Errors["sandbox"] = capitalize(err.Error()) + "."
-	} else {
-		a.Sandbox = sb
-	}
-	a.MaxParallelTasks = f.intField("max_parallel_tasks", f.MaxParallel, 1, 10000)
-	a.MaxBacklog = f.intField("max_backlog", f.MaxBacklog, 1, 1000000)
-	a.MaxOutput = f.intField("max_output", f.MaxOutput, 1, 1<<30)
-	a.Timeout = f.durField("timeout", f.Timeout)
-	a.StallTimeout = f.durField("stall_timeout", f.StallTimeout)
-	a.IdleTimeout = f.durField("idle_timeout", f.IdleTimeout)
-	a.Grace = f.durField("grace", f.Grace)
-	return a, len(f.Errors) == 0
-}
-
-func (f *agentForm) intField(name, v string, lo, hi int) int {
-	if v == "" {
-		return 0
-	}
-	n, err := atoi(v)
-	if err != nil || n < lo || n > hi {
-		f.Errors[name] = "Enter a whole number from " + itoa(lo) + " to " + itoa(hi) + ", or leave it empty for the default."
-		return 0
-	}
-	return n
-}
-
-func (f *agentForm) durField(name, v string) corral.Duration {
-	d, err := parseDur(v)
-	if err != nil {
-		f.Errors[name] = err.Error()
-	}
-	return d
 }
 
 // serviceError files an error of the service under the field it is
@@ -284,12 +276,15 @@ func (f *agentForm) serviceError(err error) bool {
 	case !errors.Is(err, service.ErrInvalid):
 		return false
 	}
+	for _, fld := range corral.AgentFields {
+		if strings.HasPrefix(msg, fld.Key) {
+			f.Errors[fld.Key] = capitalize(msg) + "."
+			return true
+		}
+	}
 	for _, m := range []struct{ prefix, field string }{
 		{"agent name", "name"}, {"headless agent", "command"}, {"agent kind", "kind"}, {"unknown agent kind", "kind"},
-		{"max_parallel_tasks", "max_parallel_tasks"}, {"unknown overflow", "overflow"}, {"max_backlog", "max_backlog"},
-		{"timeout", "timeout"}, {"stall_timeout", "stall_timeout"}, {"idle_timeout", "idle_timeout"}, {"grace", "grace"},
-		{"max_output", "max_output"}, {"env", "env"}, {"command", "command"},
-		{"run_as", "run_as"}, {"pass_env", "pass_env"}, {"sandbox", "sandbox"},
+		{"unknown overflow", "overflow"}, {"env", "env"}, {"command", "command"}, {"sandbox", "sandbox"},
 	} {
 		if strings.HasPrefix(msg, m.prefix) {
 			f.Errors[m.field] = capitalize(msg) + "."
@@ -302,7 +297,7 @@ func (f *agentForm) serviceError(err error) bool {
 
 func (u *UI) newAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
 	p.Title, p.Nav = "New agent", "agents"
-	p.Data = &agentForm{Kind: "shell", Shell: "bash", Overflow: "reject", Sandbox: sandboxFormOf(corral.Sandbox{})}
+	p.Data = newAgentForm()
 	u.render(w, r, http.StatusOK, "agent_form", p)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/corralrun/corral"
 )
@@ -12,21 +11,6 @@ import (
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func atoi(s string) (int, error) { return strconv.Atoi(strings.TrimSpace(s)) }
-
-func zeroEmpty(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return itoa(n)
-}
-
-// durText shows a duration as the form takes it back ("90s", "1h30m0s").
-func durText(d corral.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return time.Duration(d).String()
-}
 
 // parseDur reads a form's duration field: empty, a Go duration or a
 // number of seconds.
@@ -40,5 +24,3 @@ func parseDur(v string) (corral.Duration, error) {
 	}
 	return d, nil
 }
-
-func storeOverflow(s string) corral.Overflow { return corral.Overflow(s) }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
@@ -58,239 +58,318 @@ order (--overflow queue, at most --max-backlog waiting). An agent with
 Flags:
 `
 
+// agentFlags are the flags of corral agents: one per corral.AgentFields
+// entry, and those of the settings with front ends of their own (env,
+// sandbox).
+type agentFlags struct {
+	fs                 *flag.FlagSet
+	fields             map[string]*fieldFlag // by JSON key
+	env, unsetEnv      stringList
+	mode, network      string
+	writable, denyRead stringList
+	hosts, unixSocks   stringList
+}
+
+// fieldFlag is the flag of one agent field: its text, as typed (a list
+// field's flag may repeat, and each value adds to the list).
+type fieldFlag struct {
+	f    *corral.AgentField
+	vals []string
+}
+
+func (v *fieldFlag) String() string { return strings.Join(v.vals, ",") }
+
+func (v *fieldFlag) Set(s string) error {
+	if v.f.Kind != corral.FieldList {
+		v.vals = v.vals[:0]
+	}
+	v.vals = append(v.vals, s)
+	return nil
+}
+
+// text is what the flag was given, the values of a list joined.
+func (v *fieldFlag) text() string {
+	return strings.Join(v.vals, ",")
+}
+
+func addAgentFlags(fs *flag.FlagSet) *agentFlags {
+	af := &agentFlags{fs: fs, fields: map[string]*fieldFlag{}}
+	for i := range corral.AgentFields {
+		f := &corral.AgentFields[i]
+		v := &fieldFlag{f: f}
+		af.fields[f.Key] = v
+		help := f.Help
+		if f.Kind == corral.FieldList {
+			help += " (repeatable)"
+		}
+		fs.Var(v, f.Flag, help)
+	}
+	fs.Var(&af.env, "env", "`KEY=VALUE` in the agent's environment (repeatable; write-only: never shown again)")
+	fs.Var(&af.unsetEnv, "unset-env", "update: remove the variable `KEY` from the agent's environment (repeatable)")
+	fs.StringVar(&af.mode, "sandbox", "", "confine the agent's tasks: off, read-only or workspace (the workdir)")
+	fs.StringVar(&af.network, "network", "", "with --sandbox, the network: none (only --allow-host) or host")
+	fs.Var(&af.writable, "writable", "with --sandbox workspace, another absolute `PATH` tasks may write (repeatable)")
+	fs.Var(&af.denyRead, "deny-read", "with --sandbox, an absolute `PATH` tasks may not read (repeatable)")
+	fs.Var(&af.hosts, "allow-host", "with --sandbox, a `HOST[:PORT]` tasks may reach through corral's proxy (repeatable)")
+	fs.Var(&af.unixSocks, "allow-unix-socket", "with --sandbox, a Unix socket `PATH` tasks may connect to (repeatable)")
+	return af
+}
+
+// set reports which flags were given.
+func (af *agentFlags) set() map[string]bool {
+	set := map[string]bool{}
+	af.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// sandbox returns the sandbox the flags describe, and whether any sandbox
+// flag was given (update then replaces the agent's whole sandbox).
+func (af *agentFlags) sandbox() (corral.Sandbox, bool, error) {
+	set := af.set()
+	var sb corral.Sandbox
+	if !(set["sandbox"] || set["network"] || set["writable"] || set["deny-read"] || set["allow-host"] || set["allow-unix-socket"]) {
+		return sb, false, nil
+	}
+	var err error
+	if sb.Mode, err = corral.ParseSandboxMode(af.mode); err != nil {
+		return sb, true, fmt.Errorf("--sandbox: %v", err)
+	}
+	if sb.Network, err = corral.ParseNetwork(af.network); err != nil {
+		return sb, true, fmt.Errorf("--network: %v", err)
+	}
+	sb.Writable, sb.DenyRead, sb.AllowHosts, sb.AllowUnixSockets = af.writable, af.denyRead, af.hosts, af.unixSocks
+	return sb, true, nil
+}
+
+// agent returns the agent named name that the flags describe, for create.
+func (af *agentFlags) agent(name string, command []string) (*client.Agent, error) {
+	if len(af.unsetEnv) > 0 {
+		return nil, errors.New("--unset-env is for update")
+	}
+	a := &client.Agent{Name: name, Command: command}
+	set := af.set()
+	for _, v := range af.fields {
+		if set[v.f.Flag] {
+			if err := v.f.Set(a, v.text()); err != nil {
+				return nil, fmt.Errorf("--%s: %v", v.f.Flag, err)
+			}
+		}
+	}
+	env, err := parseEnv(af.env)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range env {
+		if a.Env == nil {
+			a.Env = map[string]string{}
+		}
+		a.Env[k] = v.(string)
+	}
+	sb, _, err := af.sandbox()
+	a.Sandbox = sb
+	return a, err
+}
+
+// patch returns the change the flags describe, for update: each field
+// given, by its JSON key (null for its default).
+func (af *agentFlags) patch(command []string) (map[string]any, error) {
+	patch := map[string]any{}
+	set := af.set()
+	for key, v := range af.fields {
+		if !set[v.f.Flag] {
+			continue
+		}
+		var a corral.Agent
+		if err := v.f.Set(&a, v.text()); err != nil {
+			return nil, fmt.Errorf("--%s: %v", v.f.Flag, err)
+		}
+		patch[key] = v.f.JSON(&a)
+	}
+	if set["env"] || set["unset-env"] {
+		// Merged name by name: the values already set stay unseen.
+		m, err := parseEnv(af.env)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range af.unsetEnv {
+			m[k] = nil
+		}
+		patch["env"] = m
+	}
+	sb, given, err := af.sandbox()
+	if err != nil {
+		return nil, err
+	}
+	if given {
+		patch["sandbox"] = sb
+	}
+	if len(command) > 0 {
+		patch["command"] = command
+	}
+	if len(patch) == 0 {
+		return nil, errors.New("update: no change given")
+	}
+	return patch, nil
+}
+
+// parseEnv reads KEY=VALUE flags.
+func parseEnv(list []string) (map[string]any, error) {
+	m := map[string]any{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
 func agentsMain(args []string) int {
 	fs := flag.NewFlagSet("agents", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), agentsUsage); fs.PrintDefaults() }
 	cf := addClientFlags(fs)
-	kind := fs.String("kind", "", "`KIND` of agent: shell or headless")
-	shell := fs.String("shell", "", "shell of a shell agent (default bash)")
-	workdir := fs.String("workdir", "", "working `DIR` of the agent's runs")
-	maxPar := fs.Int("max-parallel", 0, "`N` tasks at most at once (default 3)")
-	overflow := fs.String("overflow", "", "when at capacity: reject (default) or queue")
-	backlog := fs.Int("max-backlog", 0, "`N` queued tasks at most (default 50)")
-	timeout := fs.Duration("timeout", 0, "budget of one run (0: none)")
-	stall := fs.Duration("stall", 0, "headless: stop a turn whose tool call stays open this long")
-	idle := fs.Duration("idle", 0, "headless: stop a turn silent this long")
-	grace := fs.Duration("grace", 0, "time between the stop signal and SIGKILL (default 2s)")
-	maxOut := fs.Int("max-output", 0, "`BYTES` of each stream kept in the record (default 64 KiB; the log keeps all)")
-	labels := fs.String("labels", "", "comma-separated `LABELS`: run only on workers started with all of them (corral serve --labels)")
-	var env, unsetEnv, passEnv stringList
-	fs.Var(&env, "env", "`KEY=VALUE` in the agent's environment (repeatable; write-only: never shown again)")
-	fs.Var(&unsetEnv, "unset-env", "update: remove the variable `KEY` from the agent's environment (repeatable)")
-	fs.Var(&passEnv, "pass-env", "pass the service's variable `NAME` on to the agent's tasks (repeatable)")
-	runAs := fs.String("run-as", "", "run the agent's tasks as `USER` (default: the service's --run-as, else its own user)")
-	sbMode := fs.String("sandbox", "", "confine the agent's tasks: off, read-only or workspace (the workdir)")
-	network := fs.String("network", "", "with --sandbox, the network: none (only --allow-host) or host")
-	var writable, denyRead, allowHosts, allowSocks stringList
-	fs.Var(&writable, "writable", "with --sandbox workspace, another absolute `PATH` tasks may write (repeatable)")
-	fs.Var(&denyRead, "deny-read", "with --sandbox, an absolute `PATH` tasks may not read (repeatable)")
-	fs.Var(&allowHosts, "allow-host", "with --sandbox, a `HOST[:PORT]` tasks may reach through corral's proxy (repeatable)")
-	fs.Var(&allowSocks, "allow-unix-socket", "with --sandbox, a Unix socket `PATH` tasks may connect to (repeatable)")
+	af := addAgentFlags(fs)
 	pos, command, err := parseInterleaved(fs, args)
 	if err != nil {
 		return parseError(err)
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	sandboxSet := set["sandbox"] || set["network"] || set["writable"] || set["deny-read"] || set["allow-host"] || set["allow-unix-socket"]
-	var sandbox corral.Sandbox
-	if sandboxSet {
-		if sandbox.Mode, err = corral.ParseSandboxMode(*sbMode); err != nil {
-			return usageError("agents", "--sandbox: %v", err)
-		}
-		if sandbox.Network, err = corral.ParseNetwork(*network); err != nil {
-			return usageError("agents", "--network: %v", err)
-		}
-		sandbox.Writable, sandbox.DenyRead, sandbox.AllowHosts, sandbox.AllowUnixSockets = writable, denyRead, allowHosts, allowSocks
 	}
 	verb := "list"
 	if len(pos) > 0 {
 		verb, pos = pos[0], pos[1:]
 	}
-	ctx := context.Background()
-	c := cf.client()
-	needName := func() (string, bool) {
-		if len(pos) == 0 {
-			return "", false
-		}
-		return pos[0], true
+	name := ""
+	if len(pos) > 0 {
+		name = pos[0]
+	}
+	a := agentsCmd{ctx: context.Background(), c: cf.client(), json: cf.json, name: name}
+	if verb != "list" && verb != "ls" && name == "" {
+		return usageError("agents", "%s needs a NAME", verb)
 	}
 	switch verb {
 	case "list", "ls":
-		list, err := c.Agents(ctx)
-		if err != nil {
-			return apiFail("agents", err)
-		}
-		if cf.json {
-			printJSON(list)
-			return exitOK
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tKIND\tSLOTS\tOVERFLOW\tTIMEOUT\tRUN AS\tSANDBOX\tCOMMAND")
-		for _, a := range list {
-			cmd := a.Shell + " < INPUT"
-			if a.Kind == corral.KindHeadless {
-				cmd = strings.Join(a.Command, " ")
-			}
-			to := "-"
-			if a.Timeout > 0 {
-				to = a.Timeout.D().String()
-			}
-			user := a.RunAs
-			if user == "" {
-				user = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.MaxParallelTasks, overflowText(a), to, user, a.Sandbox.Mode, truncate(cmd, 50))
-		}
-		tw.Flush()
-		return exitOK
+		return a.list()
 	case "get", "show":
-		name, ok := needName()
-		if !ok {
-			return usageError("agents", "get needs a NAME")
-		}
-		a, err := c.Agent(ctx, name)
-		if err != nil {
-			return apiFail("agents", err)
-		}
-		printJSON(a)
-		return exitOK
+		return a.get()
 	case "create", "add":
-		name, ok := needName()
-		if !ok {
-			return usageError("agents", "create needs a NAME")
-		}
-		a := &client.Agent{Name: name, Kind: corral.AgentKind(*kind), Shell: *shell, Workdir: *workdir, MaxParallelTasks: *maxPar,
-			Overflow: corral.Overflow(*overflow), MaxBacklog: *backlog, Timeout: corral.Duration(*timeout), StallTimeout: corral.Duration(*stall),
-			IdleTimeout: corral.Duration(*idle), Grace: corral.Duration(*grace), MaxOutput: *maxOut, Command: command,
-			Labels: splitLabels(*labels), RunAs: *runAs, PassEnv: nonEmpty(passEnv), Sandbox: sandbox}
-		if len(unsetEnv) > 0 {
-			return usageError("agents", "--unset-env is for update")
-		}
-		if len(env) > 0 {
-			a.Env = map[string]string{}
-			for _, kv := range env {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					return usageError("agents", "--env %q: want KEY=VALUE", kv)
-				}
-				a.Env[k] = v
-			}
-		}
-		got, err := c.CreateAgent(ctx, a)
+		ag, err := af.agent(name, command)
 		if err != nil {
-			return apiFail("agents", err)
+			return usageError("agents", "%v", err)
 		}
-		if cf.json {
-			printJSON(got)
-		} else {
-			fmt.Printf("created agent %s (%s, %d slots, overflow %s)\n", got.Name, got.Kind, got.MaxParallelTasks, overflowText(got))
-		}
-		return exitOK
+		return a.create(ag)
 	case "update", "set":
-		name, ok := needName()
-		if !ok {
-			return usageError("agents", "update needs a NAME")
-		}
-		patch := map[string]any{}
-		for flagName, field := range map[string]string{"kind": "kind", "shell": "shell", "workdir": "workdir", "max-parallel": "max_parallel_tasks",
-			"overflow": "overflow", "max-backlog": "max_backlog", "timeout": "timeout", "stall": "stall_timeout", "idle": "idle_timeout", "grace": "grace", "max-output": "max_output"} {
-			if set[flagName] {
-				v := fs.Lookup(flagName).Value.(flag.Getter).Get()
-				if d, ok := v.(time.Duration); ok {
-					v = d.String()
-				}
-				patch[field] = v
-			}
-		}
-		if set["labels"] {
-			patch["labels"] = splitLabels(*labels)
-		}
-		if set["env"] || set["unset-env"] {
-			// Merged name by name: the values already set stay unseen.
-			m := map[string]any{}
-			for _, kv := range env {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					return usageError("agents", "--env %q: want KEY=VALUE", kv)
-				}
-				m[k] = v
-			}
-			for _, k := range unsetEnv {
-				m[k] = nil
-			}
-			patch["env"] = m
-		}
-		if set["run-as"] {
-			patch["run_as"] = *runAs
-		}
-		if set["pass-env"] {
-			patch["pass_env"] = nonEmpty(passEnv) // --pass-env '' clears the list
-		}
-		if sandboxSet {
-			patch["sandbox"] = sandbox
-		}
-		if len(command) > 0 {
-			patch["command"] = command
-		}
-		if len(patch) == 0 {
-			return usageError("agents", "update: no change given")
-		}
-		got, err := c.UpdateAgent(ctx, name, patch)
+		patch, err := af.patch(command)
 		if err != nil {
-			return apiFail("agents", err)
+			return usageError("agents", "%v", err)
 		}
-		if cf.json {
-			printJSON(got)
-		} else {
-			fmt.Printf("updated agent %s\n", got.Name)
-		}
-		return exitOK
+		return a.update(patch)
 	case "delete", "rm":
-		name, ok := needName()
-		if !ok {
-			return usageError("agents", "delete needs a NAME")
-		}
-		if err := c.DeleteAgent(ctx, name); err != nil {
-			return apiFail("agents", err)
-		}
-		if cf.json {
-			printJSON(map[string]string{"deleted": name})
-		} else {
-			fmt.Printf("deleted agent %s\n", name)
-		}
-		return exitOK
+		return a.delete()
 	case "slots":
-		name, ok := needName()
-		if !ok {
-			return usageError("agents", "slots needs a NAME")
-		}
-		capacity, slots, err := c.Slots(ctx, name)
-		if err != nil {
-			return apiFail("agents", err)
-		}
-		if cf.json {
-			printJSON(map[string]any{"agent": name, "capacity": capacity, "used": len(slots), "slots": slots})
-			return exitOK
-		}
-		fmt.Printf("%s: %d/%d slots used\n", name, len(slots), capacity)
-		for _, s := range slots {
-			fmt.Printf("  slot %d  %s  since %s\n", s.No, s.ExecutionID, shortTime(&s.Since))
-		}
-		return exitOK
+		return a.slots()
 	}
 	return usageError("agents", "unknown subcommand %q", verb)
 }
 
-// splitLabels splits "a, b" into its labels; the service validates them.
-func splitLabels(s string) []string {
-	labels := []string{}
-	for _, l := range strings.Split(s, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			labels = append(labels, l)
-		}
+// agentsCmd runs one verb of corral agents.
+type agentsCmd struct {
+	ctx  context.Context
+	c    *client.Client
+	json bool
+	name string
+}
+
+func (a agentsCmd) list() int {
+	list, err := a.c.Agents(a.ctx)
+	if err != nil {
+		return apiFail("agents", err)
 	}
-	return labels
+	if a.json {
+		printJSON(list)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSLOTS\tOVERFLOW\tTIMEOUT\tRUN AS\tSANDBOX\tCOMMAND")
+	for _, ag := range list {
+		cmd := ag.Shell + " < INPUT"
+		if ag.Kind == corral.KindHeadless {
+			cmd = strings.Join(ag.Command, " ")
+		}
+		to := "-"
+		if ag.Timeout > 0 {
+			to = ag.Timeout.D().String()
+		}
+		user := ag.RunAs
+		if user == "" {
+			user = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", ag.Name, ag.Kind, ag.MaxParallelTasks, overflowText(ag), to, user, ag.Sandbox.Mode, truncate(cmd, 50))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func (a agentsCmd) get() int {
+	ag, err := a.c.Agent(a.ctx, a.name)
+	if err != nil {
+		return apiFail("agents", err)
+	}
+	printJSON(ag)
+	return exitOK
+}
+
+func (a agentsCmd) create(ag *client.Agent) int {
+	got, err := a.c.CreateAgent(a.ctx, ag)
+	if err != nil {
+		return apiFail("agents", err)
+	}
+	if a.json {
+		printJSON(got)
+	} else {
+		fmt.Printf("created agent %s (%s, %d slots, overflow %s)\n", got.Name, got.Kind, got.MaxParallelTasks, overflowText(got))
+	}
+	return exitOK
+}
+
+func (a agentsCmd) update(patch map[string]any) int {
+	got, err := a.c.UpdateAgent(a.ctx, a.name, patch)
+	if err != nil {
+		return apiFail("agents", err)
+	}
+	if a.json {
+		printJSON(got)
+	} else {
+		fmt.Printf("updated agent %s\n", got.Name)
+	}
+	return exitOK
+}
+
+func (a agentsCmd) delete() int {
+	if err := a.c.DeleteAgent(a.ctx, a.name); err != nil {
+		return apiFail("agents", err)
+	}
+	if a.json {
+		printJSON(map[string]string{"deleted": a.name})
+	} else {
+		fmt.Printf("deleted agent %s\n", a.name)
+	}
+	return exitOK
+}
+
+func (a agentsCmd) slots() int {
+	capacity, slots, err := a.c.Slots(a.ctx, a.name)
+	if err != nil {
+		return apiFail("agents", err)
+	}
+	if a.json {
+		printJSON(map[string]any{"agent": a.name, "capacity": capacity, "used": len(slots), "slots": slots})
+		return exitOK
+	}
+	fmt.Printf("%s: %d/%d slots used\n", a.name, len(slots), capacity)
+	for _, s := range slots {
+		fmt.Printf("  slot %d  %s  since %s\n", s.No, s.ExecutionID, shortTime(&s.Since))
+	}
+	return exitOK
 }
 
 func overflowText(a *client.Agent) string {
@@ -298,15 +377,4 @@ func overflowText(a *client.Agent) string {
 		return fmt.Sprintf("queue(%d)", a.MaxBacklog)
 	}
 	return string(a.Overflow)
-}
-
-// nonEmpty returns the non-empty strings of list, never nil.
-func nonEmpty(list []string) []string {
-	out := []string{}
-	for _, s := range list {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

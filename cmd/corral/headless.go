@@ -16,7 +16,6 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
-	"github.com/corralrun/corral/proc"
 )
 
 func init() {
@@ -86,7 +85,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		idle        = fs.Duration("idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never")
 		background  = fs.Duration("background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows")
 		yield       = fs.Duration("command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs")
-		grace       = fs.Duration("grace", proc.DefaultGrace, "time between SIGTERM and SIGKILL when the tree is torn down")
+		grace       = graceFlag(fs, "when the tree is torn down")
 		linger      = fs.Duration("linger", headless.DefaultLinger, "time the agent may take to exit by itself after its turn")
 		interrupt   = fs.Duration("interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time between SIGINT to the agent and the teardown")
 		format      = fs.String("format", "auto", "stream format: claude, codex or auto")
@@ -121,7 +120,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		IdleTimeout:           negIfZero(*idle),
 		BackgroundTimeout:     negIfZero(*background),
 		CommandYield:          negIfZero(*yield),
-		Grace:                 negIfZero(*grace),
+		Grace:                 grace(),
 		Linger:                negIfZero(*linger),
 		InterruptGrace:        negIfZero(*interrupt),
 		RequirePermissionMode: *perm,

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/proc"
@@ -56,7 +55,7 @@ func runMain(args []string) int {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), runUsageTail) }
 	var (
 		timeout     = fs.Duration("timeout", 0, "kill the tree after `DUR` (0: no timeout)")
-		grace       = fs.Duration("grace", proc.DefaultGrace, "time between the stop signal and SIGKILL")
+		grace       = graceFlag(fs, "on timeout or cancel")
 		drain       = fs.Duration("drain", proc.DefaultDrain, "how long to read output still held open after the command ends")
 		maxOutput   = fs.Int("max-output", proc.DefaultMaxOutput, "`BYTES` kept per stream, head and tail (with --json)")
 		leftovers   = fs.String("leftovers", "kill", "processes alive after the command exits: kill, wait or detach")
@@ -87,7 +86,7 @@ func runMain(args []string) int {
 	spec := &proc.Spec{
 		Args:      fs.Args(),
 		Timeout:   *timeout,
-		Grace:     negIfZero(*grace),
+		Grace:     grace(),
 		Drain:     negIfZero(*drain),
 		MaxOutput: *maxOutput,
 		EnvAllow:  allowEnv,
@@ -241,15 +240,6 @@ func jsonResult(r *proc.Result) runJSON {
 		j.Signal = proc.SignalName(r.Signal)
 	}
 	return j
-}
-
-// negIfZero maps an explicit 0 flag to "none" (negative) in a Spec, where
-// zero means the default.
-func negIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // lookupUser resolves "name", "uid" or "uid:gid".

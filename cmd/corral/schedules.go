@@ -67,51 +67,16 @@ func schedulesMain(args []string) int {
 	if agent == "" && verb != "list" && verb != "ls" {
 		return usageError("schedules", "%s needs an AGENT", verb)
 	}
-	ctx := context.Background()
-	c := cf.client()
-	show := func(sc *client.Schedule) {
-		if cf.json {
-			printJSON(sc)
-			return
-		}
-		next := "-"
-		if sc.NextFireAt != nil {
-			next = shortTime(sc.NextFireAt)
-		}
-		fmt.Printf("%s  %q %s  enabled=%v  next %s\n", sc.ID, sc.Cron, zone(sc.TimeZone), sc.Enabled, next)
+	sc := schedulesCmd{ctx: context.Background(), c: cf.client(), json: cf.json, agent: agent, id: id}
+	if id == "" && (verb == "update" || verb == "set" || verb == "delete" || verb == "rm" || verb == "trigger" || verb == "run") {
+		return usageError("schedules", "%s needs AGENT and ID", verb)
 	}
 	switch verb {
 	case "list", "ls":
-		list, next, err := c.Schedules(ctx, client.ScheduleListOptions{Agent: agent, Limit: *limit, Cursor: *cursor})
-		if err != nil {
-			return apiFail("schedules", err)
-		}
-		if cf.json {
-			printJSON(map[string]any{"schedules": list, "next_cursor": next})
-			return exitOK
-		}
-
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tAGENT\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
-		for _, sc := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Agent, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
-		}
-		tw.Flush()
-		if next != "" {
-			fmt.Fprintln(os.Stderr, "more:", strings.Join(append([]string{"corral schedules list"}, strings.Fields(agent+" --cursor "+next)...), " "))
-		}
-		return exitOK
+		return sc.list(*limit, *cursor)
 	case "create", "add":
-		sc, err := c.CreateSchedule(ctx, &client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: corral.MissedPolicy(*missed), Timeout: corral.Duration(*timeout)})
-		if err != nil {
-			return apiFail("schedules", err)
-		}
-		show(sc)
-		return exitOK
+		return sc.create(&client.Schedule{Agent: agent, Cron: *cron, TimeZone: *tz, Input: *input, Enabled: !*disabled, Missed: corral.MissedPolicy(*missed), Timeout: corral.Duration(*timeout)})
 	case "update", "set":
-		if id == "" {
-			return usageError("schedules", "update needs AGENT and ID")
-		}
 		patch := map[string]any{}
 		for flagName, field := range map[string]string{"cron": "cron", "tz": "time_zone", "input": "input", "missed": "missed"} {
 			if set[flagName] {
@@ -130,41 +95,97 @@ func schedulesMain(args []string) int {
 		if len(patch) == 0 {
 			return usageError("schedules", "update: no change given")
 		}
-		sc, err := c.UpdateSchedule(ctx, agent, id, patch)
-		if err != nil {
-			return apiFail("schedules", err)
-		}
-		show(sc)
-		return exitOK
+		return sc.update(patch)
 	case "delete", "rm":
-		if id == "" {
-			return usageError("schedules", "delete needs AGENT and ID")
-		}
-		if err := c.DeleteSchedule(ctx, agent, id); err != nil {
-			return apiFail("schedules", err)
-		}
-		if cf.json {
-			printJSON(map[string]string{"deleted": id})
-		} else {
-			fmt.Printf("deleted schedule %s\n", id)
-		}
-		return exitOK
+		return sc.delete()
 	case "trigger", "run":
-		if id == "" {
-			return usageError("schedules", "trigger needs AGENT and ID")
-		}
-		e, err := c.TriggerSchedule(ctx, agent, id)
-		if err != nil {
-			return apiFail("schedules", err)
-		}
-		if cf.json {
-			printJSON(e)
-		} else {
-			fmt.Println(e.ID)
-		}
-		return exitOK
+		return sc.trigger()
 	}
 	return usageError("schedules", "unknown subcommand %q", verb)
+}
+
+// schedulesCmd runs one verb of corral schedules.
+type schedulesCmd struct {
+	ctx       context.Context
+	c         *client.Client
+	json      bool
+	agent, id string
+}
+
+func (s schedulesCmd) show(sc *client.Schedule) {
+	if s.json {
+		printJSON(sc)
+		return
+	}
+	next := "-"
+	if sc.NextFireAt != nil {
+		next = shortTime(sc.NextFireAt)
+	}
+	fmt.Printf("%s  %q %s  enabled=%v  next %s\n", sc.ID, sc.Cron, zone(sc.TimeZone), sc.Enabled, next)
+}
+
+func (s schedulesCmd) list(limit int, cursor string) int {
+	list, next, err := s.c.Schedules(s.ctx, client.ScheduleListOptions{Agent: s.agent, Limit: limit, Cursor: cursor})
+	if err != nil {
+		return apiFail("schedules", err)
+	}
+	if s.json {
+		printJSON(map[string]any{"schedules": list, "next_cursor": next})
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tCRON\tZONE\tENABLED\tMISSED\tNEXT\tLAST\tINPUT")
+	for _, sc := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", sc.ID, sc.Agent, sc.Cron, zone(sc.TimeZone), sc.Enabled, sc.Missed, shortTime(sc.NextFireAt), shortTime(sc.LastFireAt), truncate(sc.Input, 30))
+	}
+	tw.Flush()
+	if next != "" {
+		fmt.Fprintln(os.Stderr, "more:", strings.Join(append([]string{"corral schedules list"}, strings.Fields(s.agent+" --cursor "+next)...), " "))
+	}
+	return exitOK
+}
+
+func (s schedulesCmd) create(sc *client.Schedule) int {
+	got, err := s.c.CreateSchedule(s.ctx, sc)
+	if err != nil {
+		return apiFail("schedules", err)
+	}
+	s.show(got)
+	return exitOK
+}
+
+func (s schedulesCmd) update(patch map[string]any) int {
+	got, err := s.c.UpdateSchedule(s.ctx, s.agent, s.id, patch)
+	if err != nil {
+		return apiFail("schedules", err)
+	}
+	s.show(got)
+	return exitOK
+}
+
+func (s schedulesCmd) delete() int {
+	if err := s.c.DeleteSchedule(s.ctx, s.agent, s.id); err != nil {
+		return apiFail("schedules", err)
+	}
+	if s.json {
+		printJSON(map[string]string{"deleted": s.id})
+	} else {
+		fmt.Printf("deleted schedule %s\n", s.id)
+	}
+	return exitOK
+}
+
+func (s schedulesCmd) trigger() int {
+	e, err := s.c.TriggerSchedule(s.ctx, s.agent, s.id)
+	if err != nil {
+		return apiFail("schedules", err)
+	}
+	if s.json {
+		printJSON(e)
+	} else {
+		fmt.Println(e.ID)
+	}
+	return exitOK
 }
 
 func zone(tz string) string {

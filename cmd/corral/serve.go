@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -91,30 +92,177 @@ URL), CORRAL_TOKEN.
 Flags:
 `
 
+// serveFlags are the flags of corral serve.
+type serveFlags struct {
+	addr, data, dbURL, workerID, labels, retain, runAs *string
+	tlsCert, tlsKey                                    *string
+	maxRuns, maxAgents, maxSchedules                   *int
+	lease, shutdownTimeout                             *time.Duration
+	noAuth, plainHTTP, verbose                         *bool
+	passEnv, publicHosts, proxies                      stringList
+}
+
+func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	f := &serveFlags{}
+	f.addr = fs.String("addr", "127.0.0.1:7070", "listen on `HOST:PORT` (port 0 picks a free one)")
+	f.data = fs.String("data", defaultDataDir(), "data `DIR`: database, run logs, token")
+	f.maxRuns = fs.Int("max-runs", 256, "most executions this service runs at once, over all agents")
+	f.dbURL = fs.String("db", os.Getenv("CORRAL_DB"), "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…); empty means SQLite in the data directory")
+	f.workerID = fs.String("worker-id", "", "this worker's `ID` in the fleet (default: host name and a hash of the data directory)")
+	f.labels = fs.String("labels", "", "comma-separated `LABELS` this worker advertises; it runs the agents requiring only labels it has")
+	f.lease = fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
+	f.shutdownTimeout = fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long runs in flight may finish before they are interrupted")
+	f.noAuth = fs.Bool("insecure-no-auth", false, "serve without a token (loopback addresses only)")
+	f.retain = fs.String("retain-executions", "", retentionHelp)
+	f.maxAgents = fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
+	f.maxSchedules = fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
+	f.runAs = fs.String("run-as", "", "run tasks as `USER` unless their agent names another (never as root or as the service's user); needs root")
+	f.tlsCert = fs.String("tls-cert", "", "serve HTTPS with the certificate chain in `FILE` (PEM); the session cookie is then Secure")
+	f.tlsKey = fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+	f.plainHTTP = fs.Bool("insecure-plain-http", false, "serve plain HTTP on a non-loopback --addr (only behind a TLS-terminating proxy on a trusted network)")
+	fs.Var(&f.passEnv, "pass-env", "pass the service's variable `NAME` on to every task (repeatable; CORRAL_TOKEN and CORRAL_DB never are)")
+	fs.Var(&f.publicHosts, "public-host", "a host `NAME` clients reach the service by, besides loopback names and IP addresses (repeatable)")
+	fs.Var(&f.proxies, "trusted-proxy", "the `ADDR` (IP or CIDR) of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable)")
+	f.verbose = fs.Bool("v", false, "log what the service does to stderr")
+	return f
+}
+
+// serveSetup is what the flags of corral serve were checked into.
+type serveSetup struct {
+	f           *serveFlags
+	loopback    bool
+	tls         *tls.Config
+	trusted     []netip.Prefix
+	retainFor   time.Duration
+	retainCount int
+	limits      store.Limits
+	token       string
+	logger      *slog.Logger
+}
+
+// check validates the flags, before anything is opened or written.
+func (f *serveFlags) check() (*serveSetup, error) {
+	s := &serveSetup{f: f}
+	if *f.data == "" {
+		return nil, errors.New("no data directory: pass --data DIR or set CORRAL_DATA")
+	}
+	var err error
+	if s.retainFor, s.retainCount, err = parseRetention(*f.retain); err != nil {
+		return nil, err
+	}
+	if *f.maxAgents == 0 || *f.maxSchedules == 0 || *f.maxAgents < -1 || *f.maxSchedules < -1 {
+		return nil, errors.New("--max-agents and --max-schedules-per-agent take a positive number, or -1 for no limit")
+	}
+	s.limits = store.Limits{MaxAgents: *f.maxAgents, MaxSchedulesPerAgent: *f.maxSchedules}
+	if s.loopback, err = httpguard.ListensOnLoopback(*f.addr); err != nil {
+		return nil, err
+	}
+	if s.tls, err = f.tlsConfig(s.loopback); err != nil {
+		return nil, err
+	}
+	if s.trusted, err = httpguard.ParseProxies(f.proxies); err != nil {
+		return nil, fmt.Errorf("--trusted-proxy: %v", err)
+	}
+	if *f.noAuth && !s.loopback {
+		return nil, fmt.Errorf("refusing to serve %s without a token: drop --insecure-no-auth or bind a loopback address", *f.addr)
+	}
+	if err := checkRunAs(*f.runAs); err != nil {
+		return nil, err
+	}
+	level := slog.LevelWarn
+	if *f.verbose {
+		level = slog.LevelInfo
+	}
+	s.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return s, nil
+}
+
+// tlsConfig loads --tls-cert and --tls-key, or refuses plain HTTP off
+// loopback unless --insecure-plain-http says so.
+func (f *serveFlags) tlsConfig(loopback bool) (*tls.Config, error) {
+	if (*f.tlsCert == "") != (*f.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together: give both, or neither")
+	}
+	if *f.tlsCert == "" {
+		if !loopback && !*f.plainHTTP {
+			return nil, fmt.Errorf("refusing to serve %s over plain HTTP: the token and session cookies would cross the network in clear; give --tls-cert and --tls-key, or bind a loopback address behind a TLS-terminating proxy (--trusted-proxy), or say --insecure-plain-http", *f.addr)
+		}
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(*f.tlsCert, *f.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %v", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
+}
+
+// openStore opens the database the flags name, and says which kind.
+func (s *serveSetup) openStore(ctx context.Context) (store.Store, string, error) {
+	url := *s.f.dbURL
+	switch {
+	case url == "":
+		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*s.f.data, "corral.db"), Logger: s.logger, Limits: s.limits})
+		return st, "sqlite", err
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		if dbPassword(url) != "" && url != os.Getenv("CORRAL_DB") {
+			fmt.Fprintln(os.Stderr, "corral serve: warning: --db holds a password, which every local user can read in the process list; set CORRAL_DB instead")
+		}
+		st, err := postgres.Open(ctx, postgres.Options{URL: url, Logger: s.logger, Limits: s.limits})
+		return st, "postgres", err
+	}
+	return nil, "", fmt.Errorf("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", url)
+}
+
+// newService returns the worker on st that the flags describe.
+func (s *serveSetup) newService(st store.Store) (*service.Service, error) {
+	f := s.f
+	secrets := dbSecrets(*f.dbURL)
+	if s.token != "" {
+		secrets = append(secrets, s.token)
+	}
+	var labels []string
+	for _, l := range strings.Split(*f.labels, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	return service.New(service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
+		ShutdownTimeout: *f.shutdownTimeout, MaxRuns: *f.maxRuns, Secrets: secrets, PassEnv: f.passEnv, RunAs: *f.runAs, Logger: s.logger,
+		RetainFor: s.retainFor, RetainCount: s.retainCount})
+}
+
+// handler returns the HTTP API with the web UI, on svc.
+func (s *serveSetup) handler(svc *service.Service) (http.Handler, error) {
+	lock := &lockout.Guard{}
+	ui, err := web.New(web.Config{Service: svc, Token: s.token, Logger: s.logger, Lockout: lock})
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Config{Service: svc, Token: s.token, Logger: s.logger, UI: ui, SessionAuth: ui.SessionAuth,
+		PublicHosts: s.f.publicHosts, TrustedProxies: s.trusted, Lockout: lock})
+}
+
+// httpServer returns the server of h, its requests under base.
+func (s *serveSetup) httpServer(h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Event streams, listings and log downloads set a deadline per
+		// write instead; this bounds every other answer.
+		WriteTimeout:   2 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return base },
+		ErrorLog:       slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		TLSConfig:      s.tls,
+	}
+}
+
 func serveMain(args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), serveUsage); fs.PrintDefaults() }
-	addr := fs.String("addr", "127.0.0.1:7070", "listen on `HOST:PORT` (port 0 picks a free one)")
-	data := fs.String("data", defaultDataDir(), "data `DIR`: database, run logs, token")
-	maxRuns := fs.Int("max-runs", 256, "most executions this service runs at once, over all agents")
-	dbURL := fs.String("db", os.Getenv("CORRAL_DB"), "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…); empty means SQLite in the data directory")
-	workerID := fs.String("worker-id", "", "this worker's `ID` in the fleet (default: host name and a hash of the data directory)")
-	labels := fs.String("labels", "", "comma-separated `LABELS` this worker advertises; it runs the agents requiring only labels it has")
-	lease := fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
-	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long runs in flight may finish before they are interrupted")
-	noAuth := fs.Bool("insecure-no-auth", false, "serve without a token (loopback addresses only)")
-	retain := fs.String("retain-executions", "", retentionHelp)
-	maxAgents := fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
-	maxSchedules := fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
-	runAs := fs.String("run-as", "", "run tasks as `USER` unless their agent names another (never as root or as the service's user); needs root")
-	tlsCert := fs.String("tls-cert", "", "serve HTTPS with the certificate chain in `FILE` (PEM); the session cookie is then Secure")
-	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
-	plainHTTP := fs.Bool("insecure-plain-http", false, "serve plain HTTP on a non-loopback --addr (only behind a TLS-terminating proxy on a trusted network)")
-	var passEnv, publicHosts, proxies stringList
-	fs.Var(&passEnv, "pass-env", "pass the service's variable `NAME` on to every task (repeatable; CORRAL_TOKEN and CORRAL_DB never are)")
-	fs.Var(&publicHosts, "public-host", "a host `NAME` clients reach the service by, besides loopback names and IP addresses (repeatable)")
-	fs.Var(&proxies, "trusted-proxy", "the `ADDR` (IP or CIDR) of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable)")
-	verbose := fs.Bool("v", false, "log what the service does to stderr")
+	f := addServeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -125,152 +273,75 @@ func serveMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "corral serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "corral serve: "+format+"\n", a...)
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "corral serve: %v\n", err)
 		return 1
 	}
-	if *data == "" {
-		return fail("no data directory: pass --data DIR or set CORRAL_DATA")
-	}
-	retainFor, retainCount, err := parseRetention(*retain)
+	s, err := f.check()
 	if err != nil {
-		return fail("%v", err)
-	}
-	if *maxAgents == 0 || *maxSchedules == 0 || *maxAgents < -1 || *maxSchedules < -1 {
-		return fail("--max-agents and --max-schedules-per-agent take a positive number, or -1 for no limit")
-	}
-	limits := store.Limits{MaxAgents: *maxAgents, MaxSchedulesPerAgent: *maxSchedules}
-	loopback, err := isLoopback(*addr)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if (*tlsCert == "") != (*tlsKey == "") {
-		return fail("--tls-cert and --tls-key go together: give both, or neither")
-	}
-	var tlsCfg *tls.Config
-	if *tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
-		if err != nil {
-			return fail("--tls-cert/--tls-key: %v", err)
-		}
-		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-	} else if !loopback && !*plainHTTP {
-		return fail("refusing to serve %s over plain HTTP: the token and session cookies would cross the network in clear; give --tls-cert and --tls-key, or bind a loopback address behind a TLS-terminating proxy (--trusted-proxy), or say --insecure-plain-http", *addr)
-	}
-	trusted, err := httpguard.ParseProxies(proxies)
-	if err != nil {
-		return fail("--trusted-proxy: %v", err)
+		return fail(err)
 	}
 	if err := hardenProcess(); err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
-	if err := prepareDataDir(*data); err != nil {
-		return fail("%v", err)
+	if err := prepareDataDir(*f.data); err != nil {
+		return fail(err)
 	}
-	token := ""
-	if !*noAuth {
-		if token, err = loadOrCreateToken(*data); err != nil {
-			return fail("%v", err)
+	if !*f.noAuth {
+		if s.token, err = loadOrCreateToken(*f.data); err != nil {
+			return fail(err)
 		}
-	} else if !loopback {
-		return fail("refusing to serve %s without a token: drop --insecure-no-auth or bind a loopback address", *addr)
 	}
-
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-
-	var st store.Store
-	dbKind := "sqlite"
-	switch {
-	case *dbURL == "":
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*data, "corral.db"), Logger: logger, Limits: limits})
-	case strings.HasPrefix(*dbURL, "postgres://"), strings.HasPrefix(*dbURL, "postgresql://"):
-		dbKind = "postgres"
-		st, err = postgres.Open(ctx, postgres.Options{URL: *dbURL, Logger: logger, Limits: limits})
-	default:
-		return fail("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", *dbURL)
-	}
+	st, dbKind, err := s.openStore(ctx)
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
 	defer st.Close()
-	secrets := dbSecrets(*dbURL)
-	if token != "" {
-		secrets = append(secrets, token)
-	}
-	if dbPassword(*dbURL) != "" && *dbURL != os.Getenv("CORRAL_DB") {
-		fmt.Fprintln(os.Stderr, "corral serve: warning: --db holds a password, which every local user can read in the process list; set CORRAL_DB instead")
-	}
-	if err := checkRunAs(*runAs); err != nil {
-		return fail("%v", err)
-	}
-	var labelList []string
-	for _, l := range strings.Split(*labels, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			labelList = append(labelList, l)
-		}
-	}
-	svc, err := service.New(service.Config{Store: st, DataDir: *data, WorkerID: *workerID, Labels: labelList, Lease: *lease,
-		ShutdownTimeout: *shutdownTimeout, MaxRuns: *maxRuns, Secrets: secrets, PassEnv: passEnv, RunAs: *runAs, Logger: logger,
-		RetainFor: retainFor, RetainCount: retainCount})
+	svc, err := s.newService(st)
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
 	if err := svc.Start(ctx); err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
+	return s.serve(ctx, svc, dbKind)
+}
+
+// serve serves the API and the UI of the started svc until ctx ends (a
+// signal) or the server fails, then stops the service gracefully.
+func (s *serveSetup) serve(ctx context.Context, svc *service.Service, dbKind string) int {
 	closeSvc := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout+time.Minute)
+		cctx, cancel := context.WithTimeout(context.Background(), *s.f.shutdownTimeout+time.Minute)
 		defer cancel()
 		if err := svc.Close(cctx); err != nil {
 			fmt.Fprintln(os.Stderr, "corral serve: stopping the service:", err)
 		}
 	}
-	lock := &lockout.Guard{}
-	ui, err := web.New(web.Config{Service: svc, Token: token, Logger: logger, Lockout: lock})
+	h, err := s.handler(svc)
 	if err != nil {
 		closeSvc()
-		return fail("%v", err)
+		fmt.Fprintf(os.Stderr, "corral serve: %v\n", err)
+		return 1
 	}
-	handler, err := api.New(api.Config{Service: svc, Token: token, Logger: logger, UI: ui, SessionAuth: ui.SessionAuth,
-		PublicHosts: publicHosts, TrustedProxies: trusted, Lockout: lock})
+	ln, err := net.Listen("tcp", *s.f.addr)
 	if err != nil {
 		closeSvc()
-		return fail("%v", err)
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		closeSvc()
-		return fail("listen: %v (is another corral serve running? pick --addr)", err)
+		fmt.Fprintf(os.Stderr, "corral serve: listen: %v (is another corral serve running? pick --addr)\n", err)
+		return 1
 	}
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// Event streams, listings and log downloads set a deadline per
-		// write instead; this bounds every other answer.
-		WriteTimeout:   2 * time.Minute,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
-		BaseContext:    func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		TLSConfig:      tlsCfg,
-	}
+	srv := s.httpServer(h, baseCtx)
 	scheme := "http"
-	if tlsCfg != nil {
+	if s.tls != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(os.Stderr, "corral serve: listening on %s://%s (data %s, worker %s, %s)\n", scheme, ln.Addr(), *data, svc.WorkerID(), dbKind)
+	fmt.Fprintf(os.Stderr, "corral serve: listening on %s://%s (data %s, worker %s, %s)\n", scheme, ln.Addr(), *s.f.data, svc.WorkerID(), dbKind)
 	errc := make(chan error, 1)
 	go func() {
-		if tlsCfg != nil {
+		if s.tls != nil {
 			errc <- srv.ServeTLS(ln, "", "")
 			return
 		}
@@ -306,18 +377,6 @@ func defaultDataDir() string {
 		return filepath.Join(home, ".local", "share", "corral")
 	}
 	return ""
-}
-
-func isLoopback(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, fmt.Errorf("--addr %q: want HOST:PORT, such as 127.0.0.1:7070", addr)
-	}
-	if host == "localhost" {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
 }
 
 // loadOrCreateToken returns CORRAL_TOKEN, or the token in DIR/token,

@@ -66,7 +66,7 @@ func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error)
 		reanchor    = fs.Bool("reanchor", false, "start every command in --"+workdirName+": cd does not carry over")
 		timeout     = fs.Duration("timeout", shell.DefaultTimeout, "default command timeout")
 		maxTimeout  = fs.Duration("max-timeout", shell.DefaultMaxTimeout, "longest timeout a command may ask for")
-		grace       = fs.Duration("grace", 0, "time between SIGTERM and SIGKILL on timeout (0: 2s)")
+		grace       = graceFlag(fs, "on timeout")
 		maxChars    = fs.Int("max-output-chars", shell.DefaultMaxOutputChars, "characters of stdout+stderr kept in a result (head and tail), unless a command asks for another budget")
 		charsCap    = fs.Int("output-chars-cap", shell.DefaultOutputCharsCap, "the largest output budget a command may ask for")
 		spillDir    = fs.String("spill-dir", "", "`DIR` for full-output files and job logs (default: a temporary directory removed at exit)")
@@ -86,7 +86,7 @@ func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error)
 	return func() (*shell.Tool, error) {
 		t := &shell.Tool{
 			Shell: *sh, Reanchor: *reanchor, Timeout: *timeout, MaxTimeout: *maxTimeout,
-			Grace: *grace, MaxOutputChars: *maxChars, OutputCharsCap: *charsCap, SpillDir: *spillDir,
+			Grace: grace(), MaxOutputChars: *maxChars, OutputCharsCap: *charsCap, SpillDir: *spillDir,
 			EnvAllow: allowEnv, Env: setEnv,
 			Policy: shell.Policy{Allow: allow, Deny: deny},
 		}

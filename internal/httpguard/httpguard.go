@@ -69,7 +69,7 @@ func (g *Guard) CheckHost(r *http.Request) error {
 	switch {
 	case host == "":
 		return fmt.Errorf("%w: the request has no Host header", ErrHost)
-	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+	case IsLoopback(host):
 		return nil
 	case net.ParseIP(strings.Split(host, "%")[0]) != nil:
 		return nil // a DNS-rebinding page needs a name

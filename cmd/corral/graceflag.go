@@ -1,0 +1,27 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/corralrun/corral/proc"
+)
+
+// graceFlag registers --grace on fs, with the one meaning it has in every
+// command of corral: the time between the stop signal and SIGKILL,
+// proc.DefaultGrace unless given, and 0 for none (SIGKILL at once). The
+// returned function gives the value as proc.Spec.Grace and the layers
+// above it take it (negative for none).
+func graceFlag(fs *flag.FlagSet, what string) func() time.Duration {
+	d := fs.Duration("grace", proc.DefaultGrace, "time between the stop signal and SIGKILL "+what+" (0: SIGKILL at once)")
+	return func() time.Duration { return negIfZero(*d) }
+}
+
+// negIfZero maps a grace of zero, as a person types it, to the negative
+// grace that means none to proc (where zero means the default).
+func negIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
