@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
@@ -281,7 +282,14 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("service: recovery: %w", err)
 	}
 	s.reclaimOrphans(ctx)
-	if err := s.st.Dispatcher().Start(ctx, store.DispatchConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Labels: s.cfg.Labels,
+	// The engine lives until Close stops it, not as long as ctx: a
+	// cancelled ctx (the signal that asks for a graceful stop) would be
+	// the engine's hard stop, interrupting every run at once.
+	ectx := context.WithoutCancel(ctx)
+	if mutant.NoDrain {
+		ectx = ctx
+	}
+	if err := s.st.Dispatcher().Start(ectx, store.DispatchConfig{WorkerID: s.id, MaxRuns: s.cfg.MaxRuns, Labels: s.cfg.Labels,
 		LabelSets: s.labelSets, Run: s.runExecution, Redispatch: s.st.Redispatch}); err != nil {
 		return fmt.Errorf("service: start job engine: %w", err)
 	}
@@ -332,18 +340,19 @@ func (s *Service) takeOverPredecessor(ctx context.Context) error {
 	return nil
 }
 
-// Close shuts the worker down gracefully: it stops taking work (no new
-// dispatches, no schedule fires, Submit answers ErrClosed), lets the runs
-// in flight finish by themselves for up to Config.ShutdownTimeout while
-// it keeps renewing its lease and honouring cancellations, then
-// interrupts the runs still going (their trees are torn down and they are
-// recorded as interrupted, their slots freed), and forgets the worker.
-// Queued executions stay queued for the other workers or the next start.
-// The store stays open. ctx bounds the whole of Close: runs whose end
-// the store still refuses when it is done stay recorded as running, and
-// the worker is not forgotten, so that the next start on this machine
-// (or another worker, once the lease expires) recovers them; Close then
-// says so in its error.
+// Close shuts the worker down gracefully: it stops taking work at once
+// (no new dispatches, no schedule fires, Submit answers ErrClosed, Ready
+// reports it), lets the runs in flight finish by themselves for up to
+// Config.ShutdownTimeout while it keeps renewing its lease and honouring
+// cancellations, then interrupts the runs still going (see Interrupt:
+// their trees are torn down, headless agents get SIGINT first, and they
+// are recorded as interrupted with a reason that names the shutdown,
+// their slots freed), and forgets the worker. Queued executions stay
+// queued for the other workers or the next start. The store stays open.
+// ctx bounds the whole of Close: runs whose end the store still refuses
+// when it is done stay recorded as running, and the worker is not
+// forgotten, so that the next start on this machine (or another worker,
+// once the lease expires) recovers them; Close then says so in its error.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -359,9 +368,11 @@ func (s *Service) Close(ctx context.Context) error {
 	s.sched.Wait()
 	stop := context.AfterFunc(ctx, func() { s.giveUpOnce.Do(func() { close(s.giveUp) }) })
 	defer stop()
-	dctx, dcancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
-	err := s.st.Dispatcher().Stop(dctx)
-	dcancel()
+	drained := time.AfterFunc(s.cfg.ShutdownTimeout, func() {
+		s.Interrupt(fmt.Sprintf("the worker (%s) shut down, and the run did not finish within its shutdown timeout (%v)", s.id, s.cfg.ShutdownTimeout))
+	})
+	err := s.st.Dispatcher().Stop(ctx)
+	drained.Stop()
 	if cancel != nil {
 		cancel()
 	}
@@ -373,6 +384,24 @@ func (s *Service) Close(ctx context.Context) error {
 		err = derr
 	}
 	return err
+}
+
+// Interrupt stops every run of this worker at once, as Close does when
+// the shutdown timeout has passed: each is torn down (a headless agent
+// gets SIGINT first) and recorded as interrupted, for reason. Runs that
+// start later are not affected. corral serve calls it on a second
+// SIGTERM.
+func (s *Service) Interrupt(reason string) {
+	s.mu.Lock()
+	runs := make([]*localRun, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	cause := executor.Interrupt(reason)
+	for _, r := range runs {
+		r.interrupt(cause)
+	}
 }
 
 // Ready reports whether this worker can take work: started and not

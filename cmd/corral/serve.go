@@ -292,8 +292,21 @@ func serveMain(args []string) int {
 			return fail(err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM asks for a graceful stop (ctx), a second
+	// one stops the runs at once (serve).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "corral serve: %v: taking no new work; runs in flight have %v to finish (a second signal stops them now)\n", sig, *f.shutdownTimeout)
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	st, dbKind, err := s.openStore(ctx)
 	if err != nil {
 		return fail(err)
@@ -306,12 +319,13 @@ func serveMain(args []string) int {
 	if err := svc.Start(ctx); err != nil {
 		return fail(err)
 	}
-	return s.serve(ctx, svc, dbKind)
+	return s.serve(ctx, sigs, svc, dbKind)
 }
 
 // serve serves the API and the UI of the started svc until ctx ends (a
-// signal) or the server fails, then stops the service gracefully.
-func (s *serveSetup) serve(ctx context.Context, svc *service.Service, dbKind string) int {
+// signal) or the server fails, then stops the service gracefully; a
+// signal on sigs meanwhile stops its runs at once.
+func (s *serveSetup) serve(ctx context.Context, sigs <-chan os.Signal, svc *service.Service, dbKind string) int {
 	closeSvc := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), *s.f.shutdownTimeout+time.Minute)
 		defer cancel()
@@ -355,8 +369,19 @@ func (s *serveSetup) serve(ctx context.Context, svc *service.Service, dbKind str
 		code = 1
 	}
 	// Drain first, still serving: clients can watch and cancel the runs
-	// finishing, /readyz answers 503 and submissions 503 meanwhile.
+	// finishing, /readyz answers 503 and submissions 503 meanwhile. A
+	// second signal stops the runs at once.
+	drained := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "corral serve: %v again: stopping the runs in flight now\n", sig)
+			svc.Interrupt(fmt.Sprintf("the worker (%s) was told to stop at once (a second %v during its shutdown)", svc.WorkerID(), sig))
+		case <-drained:
+		}
+	}()
 	closeSvc()
+	close(drained)
 	cancelBase() // ends event streams
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	srv.Shutdown(sctx)
