@@ -3,6 +3,7 @@ package corral
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,6 +123,14 @@ type Sandbox struct {
 	// AllowHosts lists HOST or HOST:PORT the run may reach through corral's
 	// HTTP proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set for it) when
 	// Network is none. A HOST starting with "*." matches its subdomains.
+	//
+	// A port of the host's loopback (localhost:PORT, 127.0.0.1:PORT,
+	// [::1]:PORT: IsLoopbackHost) is reachable at the same address inside
+	// the sandbox, by any TCP client, proxy variables or not: corral
+	// listens there in the run's network namespace and relays each
+	// connection to the host's port, byte for byte both ways. No other
+	// port of the host's loopback is reachable; a loopback entry must name
+	// its port.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
 
 	// AllowUnixSockets lists pathname Unix sockets outside the writable
@@ -162,11 +171,26 @@ func (s Sandbox) Validate() error {
 		}
 	}
 	for _, h := range s.AllowHosts {
-		if _, _, err := SplitAllowedHost(h); err != nil {
+		host, port, err := SplitAllowedHost(h)
+		if err != nil {
 			return err
+		}
+		if port == 0 && IsLoopbackHost(host) {
+			return fmt.Errorf("sandbox: allowed host %q is the host's loopback: name its port (%s:PORT), only that port is reachable", h, h)
 		}
 	}
 	return nil
+}
+
+// IsLoopbackHost reports whether host (as SplitAllowedHost returns it)
+// names the machine's own loopback: localhost, an address of
+// 127.0.0.0/8, or ::1.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // SplitAllowedHost splits an AllowHosts entry into its host (lower case)

@@ -11,20 +11,20 @@ import (
 	"github.com/corralrun/corral/internal/sandbox"
 )
 
-// proxyAddr is where a sandbox's commands find corral's egress proxy: a
-// port on the loopback of the sandbox's own network namespace, which the
-// init listens on and hands to corral.
-const proxyAddr = "127.0.0.1:3128"
-
+// proxyPort is where a sandbox's commands find corral's egress proxy: a
+// port on 127.0.0.1 of the sandbox's own network namespace, which the
+// init listens on and hands to corral (the next free one when a host
+// loopback port of the sandbox takes it).
 const proxyPort = 3128
 
 // box is the host's side of one sandbox: its policy, its private /tmp, its
-// egress proxy.
+// egress proxy, the relay of its host loopback ports.
 type box struct {
 	sandbox corral.Sandbox
 	policy  *sandbox.Policy
 	env     []string // added to every command's environment
 	proxy   *egress.Proxy
+	forward *egress.Forward
 	served  chan struct{}
 	closed  bool
 }
@@ -59,13 +59,19 @@ func newBox(sb corral.Sandbox, workdir string, private []string, uid int) (*box,
 	}
 	p.TmpDir = tmp
 	b := &box{sandbox: sb, policy: p}
-	if sb.Network == corral.NetworkNone && len(sb.AllowHosts) > 0 {
+	if sb.Network == corral.NetworkNone && len(p.Loopback) < len(sb.AllowHosts) {
 		if b.proxy, err = egress.New(sb.AllowHosts); err != nil {
 			os.RemoveAll(tmp)
 			return nil, err
 		}
 		p.ProxyPort = proxyPort
-		b.env = egress.Env(proxyAddr)
+		for p.LoopbackUses(p.ProxyPort) {
+			p.ProxyPort++
+		}
+		b.env = egress.Env(fmt.Sprintf("127.0.0.1:%d", p.ProxyPort))
+	}
+	if len(p.Loopback) > 0 {
+		b.forward = egress.NewForward()
 	}
 	if err := p.Validate(); err != nil {
 		b.close()
@@ -74,22 +80,33 @@ func newBox(sb corral.Sandbox, workdir string, private []string, uid int) (*box,
 	return b, nil
 }
 
-// serve runs the egress proxy on the listener the init made inside the
-// sandbox's network.
-func (b *box) serve(f *os.File) error {
-	defer f.Close()
-	if b.proxy == nil {
-		return nil
+// serve runs the egress proxy and the loopback relay on the listeners the
+// init made inside the sandbox's network, each known by its address.
+func (b *box) serve(files []*os.File) error {
+	for i, f := range files {
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			shimCloseAll(files[i+1:])
+			return fmt.Errorf("sandbox: listener: %w", err)
+		}
+		at := l.Addr().(*net.TCPAddr).AddrPort()
+		targets := b.policy.LoopbackTargets(at)
+		switch {
+		case b.proxy != nil && b.served == nil && at.String() == fmt.Sprintf("127.0.0.1:%d", b.policy.ProxyPort):
+			b.served = make(chan struct{})
+			go func() {
+				defer close(b.served)
+				b.proxy.Serve(l)
+			}()
+		case b.forward != nil && targets != nil:
+			go b.forward.Serve(l, targets)
+		default:
+			l.Close()
+			shimCloseAll(files[i+1:])
+			return fmt.Errorf("sandbox: the init listens on %s, which nothing asked for", at)
+		}
 	}
-	l, err := net.FileListener(f)
-	if err != nil {
-		return fmt.Errorf("sandbox: proxy listener: %w", err)
-	}
-	b.served = make(chan struct{})
-	go func() {
-		defer close(b.served)
-		b.proxy.Serve(l)
-	}()
 	return nil
 }
 
@@ -102,14 +119,20 @@ func (b *box) report(mechs []string, abi int) *corral.SandboxReport {
 		Mechanisms:  mechs,
 		LandlockABI: abi,
 	}
+	if b.proxy != nil || b.forward != nil {
+		r.Mechanisms = append([]string(nil), mechs...)
+	}
 	if b.proxy != nil {
-		r.Mechanisms = append(append([]string(nil), mechs...), "egress proxy")
+		r.Mechanisms = append(r.Mechanisms, "egress proxy")
 		r.DeniedHosts = b.proxy.Denied()
+	}
+	if b.forward != nil {
+		r.Mechanisms = append(r.Mechanisms, "loopback forward")
 	}
 	return r
 }
 
-// close stops the proxy and removes the private /tmp, with what the runs
+// close stops the proxy and the relay and removes the private /tmp, with what the runs
 // left in it.
 func (b *box) close() {
 	if b.closed {
@@ -121,6 +144,9 @@ func (b *box) close() {
 		if b.served != nil {
 			<-b.served
 		}
+	}
+	if b.forward != nil {
+		b.forward.Close()
 	}
 	os.RemoveAll(b.policy.TmpDir)
 }

@@ -310,11 +310,11 @@ func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
 	}
 	if len(rest) > 0 {
 		if c.box != nil {
-			if err := c.box.serve(rest[0]); err != nil {
-				shimCloseAll(rest)
+			files := rest
+			rest = nil
+			if err := c.box.serve(files); err != nil {
 				return err
 			}
-			rest = rest[1:]
 		}
 		shimCloseAll(rest)
 	}

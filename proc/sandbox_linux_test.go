@@ -231,7 +231,7 @@ func TestSupervisionHoldsAsNobody(t *testing.T) {
 	if testutil.AsNobody() {
 		t.Skip("SKIP: already nobody")
 	}
-	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns|TestSandboxReachesOnlyAllowedHostsThroughTheProxy)$")
+	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns|TestSandboxReachesOnlyAllowedHostsThroughTheProxy|TestSandboxReachesTheAllowedHostLoopbackPortOnly)$")
 }
 
 // privateTmp points the process's temporary directory, where corral makes

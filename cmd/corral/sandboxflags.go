@@ -37,7 +37,7 @@ func addSandboxFlags(fs *flag.FlagSet, workdirName string) *sandboxFlags {
 	fs.StringVar(&f.network, "network", "none", "with --sandbox, the network: none (only --allow-host, through a proxy) or host")
 	fs.Var(&f.writable, "writable", "with --sandbox workspace, another `PATH` commands may write (repeatable)")
 	fs.Var(&f.denyRead, "deny-read", "with --sandbox, a `PATH` commands may not read (repeatable)")
-	fs.Var(&f.hosts, "allow-host", "with --sandbox and --network none, a `HOST[:PORT]` reachable through corral's proxy (repeatable; *.example.com matches subdomains)")
+	fs.Var(&f.hosts, "allow-host", "with --sandbox and --network none, a `HOST[:PORT]` reachable through corral's proxy (repeatable; *.example.com matches subdomains; localhost:PORT: that host loopback port, at the same address)")
 	fs.Var(&f.unixSocks, "allow-unix-socket", "with --sandbox, a Unix socket `PATH` outside the writable roots commands may connect to (repeatable)")
 	return f
 }

@@ -9,6 +9,11 @@
 // the allowlist is checked against what is connected to, not against an
 // address a client resolved. Everything else gets 403, and the refused
 // HOST:PORT are kept in the order they were first tried.
+//
+// A port of the host's loopback is not reached through the proxy (the
+// run's NO_PROXY sends loopback addresses to the run's own loopback) but
+// through a Forward: a listener at the same address inside the sandbox,
+// relayed to the host's port.
 package egress
 
 import (
@@ -263,7 +268,7 @@ func validHost(host string) bool {
 func (p *Proxy) allowed(host string, port int) bool {
 	ip := net.ParseIP(host)
 	for _, r := range p.rules {
-		if r.port != 0 && r.port != port {
+		if !r.allowsPort(port) {
 			continue
 		}
 		switch {

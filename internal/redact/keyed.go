@@ -1,10 +1,12 @@
 package redact
 
 // keyed masks the value given to a secret-looking name (SecretName) with
-// '=' or ':' at b[i]: NAME=value, name: value, "name": "value", and the
-// same escaped inside a JSON string (\"name\": \"value\"). A quoted name
-// (a JSON key) only has its string values masked, never a number, an
-// object or null, so JSON stays JSON. "://" starts a URL instead.
+// '=' or ':' at b[i]: NAME=value and name := value anywhere, "name":
+// "value" (and the same escaped inside a JSON string, \"name\": \"value\"),
+// and name: value where a colon has an assignment's shape (colonValue).
+// A quoted name (a JSON key) only has its string values masked, never a
+// number, an object or null, so JSON stays JSON. "://" starts a URL
+// instead.
 func keyed(b []byte, i int, eof bool) match {
 	if i+1 == len(b) {
 		return needOr(eof)
@@ -36,15 +38,21 @@ func keyed(b []byte, i int, eof bool) match {
 	if j == end || !secretName(b[j:end]) {
 		return match{}
 	}
-	v := i + 1
-	if c == ':' && next == '=' { // name := value
-		v++
+	header := headerName(b[j:end])
+	switch {
+	case quoted:
+		return value(b, i+1, eof, true, false)
+	case c == '=':
+		return value(b, i+1, eof, false, header)
+	case next == '=': // name := value
+		return value(b, i+2, eof, false, false)
 	}
-	return value(b, v, eof, quoted, headerName(b[j:end]))
+	return colonValue(b, j, i+1, eof, header)
 }
 
 // value masks the value starting at b[v] after blanks: a quoted string
-// to its closing quote, or a bare word; a header's to the end of its line.
+// to its closing quote, or a bare word (bare); a header's to the end of
+// its line.
 func value(b []byte, v int, eof, onlyQuoted, header bool) match {
 	k, atEnd := run(b, v, blank, maxSpaces)
 	if atEnd {
@@ -67,7 +75,26 @@ func value(b []byte, v int, eof, onlyQuoted, header bool) match {
 	case header:
 		return opened(v, v, modeHeader, nil, 0)
 	}
-	return opened(v, v, modeUnquoted, nil, 0)
+	return bare(b, v, eof)
+}
+
+// bare masks a value given without quotes, b[v] on: a word up to
+// valueStop. What only names or computes a value holds no secret and is
+// kept: a reference ($TOKEN, ${TOKEN}, $(cat token)), a call or an index
+// (get_token(user), os.environ["TOKEN"]: the word runs into '(' or '['),
+// a keyword (null, None, true, ...). A word longer than maxBare is
+// masked to its end, however it goes on.
+func bare(b []byte, v int, eof bool) match {
+	k, atEnd := run(b, v, valueWord, maxBare)
+	switch {
+	case k == maxBare:
+		return opened(v, v+k, modeUnquoted, nil, 0)
+	case atEnd && !eof:
+		return match{v: need}
+	case k == 0, !atEnd && (b[v+k] == '(' || b[v+k] == '['), notValue(b[v : v+k]):
+		return match{}
+	}
+	return closed(v, v+k)
 }
 
 // flag masks the value of a secret-looking command-line option given as

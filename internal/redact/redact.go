@@ -17,8 +17,17 @@
 //     tokens, Anthropic (sk-ant-...) and OpenAI (sk-..., sk-proj-...) keys,
 //     JSON web tokens;
 //   - values given to secret-looking names: NAME=value, "name": "value",
-//     name: value, --name value, Authorization and Cookie headers, bearer
-//     tokens, Azure connection strings (AccountKey=...;), passwords in URLs.
+//     --name value, name: value where the colon has an assignment's shape
+//     (the name begins a line, a YAML list item, a diff or curl -v line or
+//     a quoted string, and the value is quoted or the one word left on the
+//     line), Authorization and Cookie headers, bearer tokens, Azure
+//     connection strings (AccountKey=...;), passwords in URLs.
+//
+// Prose is left alone: a colon after a secret-looking word inside a line
+// is punctuation ("cat: /data/token: No such file or directory"), and a
+// bare value that only names or computes one is not a secret: a reference
+// ($TOKEN, $(cat token)), a call or an index (get_token(), os.environ[...]),
+// a keyword (null, None, true).
 //
 // Each hidden value becomes Mask; neighbouring hidden values become one
 // Mask. Text in JSON stays valid JSON: a masked string value is still a

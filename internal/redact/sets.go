@@ -3,6 +3,15 @@ package redact
 // set is a set of bytes.
 type set [256]bool
 
+// notIn is the set of the bytes not in s.
+func notIn(s string) *set {
+	t := *byteSet(s)
+	for i := range t {
+		t[i] = !t[i]
+	}
+	return &t
+}
+
 func byteSet(s string) *set {
 	var t set
 	for i := 0; i < len(s); i++ {
@@ -34,6 +43,13 @@ var (
 
 	// valueStop ends a value given without quotes.
 	valueStop = byteSet(" \t\r\n\"',;&\\)}]<>`|")
+	// valueWord holds the bytes of a value given without quotes: a call's
+	// '(' and an index's '[' end it too.
+	valueWord = notIn(" \t\r\n\"',;&\\)}]<>`|([")
+	// schemeBytes make an HTTP authentication scheme's name.
+	schemeBytes = byteSet(letters + digits + "-")
+	// lineMarker may stand before a name that begins a line.
+	lineMarker = byteSet("-+*#><")
 	// headerStop ends a header's value: the line, or the quoted string
 	// the header is written in.
 	headerStop = byteSet("\r\n\"'\\")

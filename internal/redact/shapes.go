@@ -27,11 +27,13 @@ const (
 )
 
 const (
-	lookBehind = 192 // a name before its separator: maxName, quotes and spaces
+	lookBehind = 192 // a name before its separator (maxName, quotes, spaces) and what begins its line
 	maxName    = 128
 	maxSpaces  = 16
 	maxJWTHead = 512
 	maxURLUser = 256
+	maxBare    = 256 // a bare value's look-ahead: a longer one is masked to its end
+	maxScheme  = 24
 	awsNearby  = 256 // how far after an access key id its secret key is looked for
 )
 

@@ -76,7 +76,7 @@ func landlockRuleset(p *Policy, abi int) (int, error) {
 	}
 	rules := []rule{
 		{[]string{"/"}, landlockReadRights, false},
-		{append(p.WritableRoots(), "/tmp"), handled, false},
+		{landlockWritable(p), handled, false},
 		{[]string{"/var/tmp", "/dev/pts", "/dev/shm"}, handled, true},
 		{devWritable, landlockFileRights, true},
 	}

@@ -139,9 +139,57 @@ func runAsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as nobody: %v", err)
 	}
-	if bytes.Contains(out.Bytes(), []byte("--- SKIP: "+name+"/nobody")) {
-		t.Skip("SKIP: skipped as nobody (see its output)")
+	text := out.String()
+	if strings.Contains(text, "--- SKIP: "+name+"/nobody ") {
+		t.Skipf("SKIP: as nobody: %s", skipReason(text, name+"/nobody"))
 	}
+	if !strings.Contains(text, "--- PASS: "+name+"/nobody ") {
+		t.Fatalf("as nobody: %s/nobody did not run", name)
+	}
+	// What the copy skipped is skipped here too, with its reason, not
+	// hidden in a log.
+	for _, sub := range skippedBelow(text, name+"/nobody/") {
+		t.Run(sub, func(t *testing.T) {
+			t.Skipf("SKIP: as nobody: %s", skipReason(text, name+"/nobody/"+sub))
+		})
+	}
+}
+
+// skippedBelow returns the subtests below prefix that a verbose test
+// output reports skipped, as names relative to prefix.
+func skippedBelow(out, prefix string) []string {
+	var subs []string
+	for _, line := range strings.Split(out, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "--- SKIP: "+prefix)
+		if !ok {
+			continue
+		}
+		if sub, _, ok := strings.Cut(rest, " "); ok && sub != "" {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
+// skipReason returns the reason a verbose test output gives for the skip
+// of test: the "SKIP: reason" it logged while it ran, without "SKIP: ".
+func skipReason(out, test string) string {
+	lines := strings.Split(out, "\n")
+	for i, line := range lines {
+		if strings.TrimSpace(line) != "=== RUN   "+test {
+			continue
+		}
+		for _, l := range lines[i+1:] {
+			l = strings.TrimSpace(l)
+			if strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- ") {
+				break
+			}
+			if _, reason, ok := strings.Cut(l, "SKIP: "); ok {
+				return strings.TrimSpace(reason)
+			}
+		}
+	}
+	return "no reason given (see its output)"
 }
 
 // hostParent returns a directory outside /tmp and /var/tmp in which this

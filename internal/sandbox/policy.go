@@ -60,6 +60,11 @@ type Policy struct {
 	// 127.0.0.1:ProxyPort inside the sandbox's network namespace, for
 	// corral's egress proxy (network none only).
 	ProxyPort int `json:"proxy_port,omitempty"`
+
+	// Loopback lists the ports of the host's loopback the run reaches at
+	// the same address (network none only): NewPolicy takes them from the
+	// loopback entries of AllowHosts; Prepare listens on each inside.
+	Loopback []LoopbackPort `json:"loopback,omitempty"`
 }
 
 // NewPolicy resolves sb for a run whose working directory is workdir
@@ -103,6 +108,11 @@ func NewPolicy(sb corral.Sandbox, workdir string) (*Policy, error) {
 			return nil, fmt.Errorf("sandbox: denied path %s: %w", d, err)
 		}
 		p.DenyRead = append(p.DenyRead, r)
+	}
+	if p.Network == corral.NetworkNone {
+		if p.Loopback, err = loopbackPorts(sb.AllowHosts); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range sb.AllowUnixSockets {
 		r, err := filepath.EvalSymlinks(s)
@@ -177,7 +187,9 @@ var coveredDirs = []string{"/tmp", "/var/tmp", "/dev", "/proc"}
 
 // Validate checks the policy for what no sandbox can honour: relative
 // paths, a missing TmpDir, a writable root that would expose the host's
-// /tmp or the whole file system, a proxy without a network of its own.
+// /tmp or the whole file system, a proxy or a loopback port without a
+// network of its own, a loopback port that is not one or that another
+// listener takes.
 func (p *Policy) Validate() error {
 	switch p.Mode {
 	case corral.SandboxReadOnly, corral.SandboxWorkspace:
@@ -225,7 +237,7 @@ func (p *Policy) Validate() error {
 	if p.ProxyPort > 0 && p.Network != corral.NetworkNone {
 		return errors.New("sandbox: the egress proxy serves network none; network host reaches everything already")
 	}
-	return nil
+	return p.validateLoopback()
 }
 
 // within reports whether path is dir or lies below it; both are clean and

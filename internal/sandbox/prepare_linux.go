@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -36,14 +37,17 @@ import (
 //   - under network none, brings up lo and checks that no other interface
 //     is up (proof of a network namespace of its own);
 //   - when ProxyPort is positive, listens on 127.0.0.1:ProxyPort in that
-//     namespace and returns the listener as a file (close-on-exec) for
-//     corral's proxy, which accepts on it from the host's network;
+//     namespace, and on each address and port of Loopback (localhost's
+//     ::1 only when the namespace has IPv6), and returns the listeners as
+//     files (close-on-exec; the proxy's first, then Loopback's in order)
+//     for corral, which accepts on them from the host's network: each
+//     says its own address (getsockname);
 //   - makes the init non-dumpable, so that no command can read its memory
 //     or open its descriptors through /proc.
 //
 // mechanisms names the namespaces it verified. On error the namespaces are
 // in an unknown state and the init must exit without running anything.
-func Prepare(p *Policy) (proxyListener *os.File, mechanisms []string, err error) {
+func Prepare(p *Policy) (listeners []*os.File, mechanisms []string, err error) {
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -66,18 +70,47 @@ func Prepare(p *Policy) (proxyListener *os.File, mechanisms []string, err error)
 		}
 		mechanisms = append(mechanisms, "network namespace")
 	}
-	if p.ProxyPort > 0 {
-		if proxyListener, err = listenProxy(p.ProxyPort); err != nil {
-			return nil, nil, fmt.Errorf("sandbox: proxy listener: %w", err)
-		}
+	if listeners, err = listenAll(p); err != nil {
+		return nil, nil, err
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		if proxyListener != nil {
-			proxyListener.Close()
-		}
+		closeFiles(listeners)
 		return nil, nil, fmt.Errorf("sandbox: make the init non-dumpable: %w", err)
 	}
-	return proxyListener, mechanisms, nil
+	return listeners, mechanisms, nil
+}
+
+// listenAll makes the proxy's listener and Loopback's, in that order.
+func listenAll(p *Policy) ([]*os.File, error) {
+	var files []*os.File
+	if p.ProxyPort > 0 {
+		f, err := listenTCP("127.0.0.1", p.ProxyPort)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: proxy listener: %w", err)
+		}
+		files = append(files, f)
+	}
+	for _, lp := range p.Loopback {
+		ips, optional := lp.addrs()
+		for i, ip := range ips {
+			f, err := listenTCP(ip, lp.Port)
+			if optional[i] && (errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT)) {
+				continue // no IPv6 here: localhost is 127.0.0.1 alone
+			}
+			if err != nil {
+				closeFiles(files)
+				return nil, fmt.Errorf("sandbox: host loopback port %s: %w", netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(lp.Port)), err)
+			}
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // initialUserNamespace reports whether this process is in the machine's
@@ -134,11 +167,22 @@ func upLoopback() error {
 	return nil
 }
 
-// listenProxy listens on 127.0.0.1:port with raw system calls: the init
-// must not pull in the net package, whose initialisation would come before
-// its own (see internal/shim).
-func listenProxy(port int) (*os.File, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+// listenTCP listens on ip:port (an IPv4 or IPv6 literal) with raw system
+// calls: the init must not pull in the net package, whose initialisation
+// would come before its own (see internal/shim).
+func listenTCP(ip string, port int) (*os.File, error) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return nil, err
+	}
+	var family int
+	var sa unix.Sockaddr
+	if a = a.Unmap(); a.Is4() {
+		family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: a.As4()}
+	} else {
+		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: a.As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +190,7 @@ func listenProxy(port int) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := unix.Bind(fd, sa); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
@@ -154,7 +198,7 @@ func listenProxy(port int) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), "proxy-listener"), nil
+	return os.NewFile(uintptr(fd), "listener "+ip), nil
 }
 
 // fsContextError adds the kernel's own message, which fsconfig and fsmount

@@ -272,57 +272,71 @@ func TestNothingOutlivesTheSandbox(t *testing.T) {
 	})
 }
 
+// toolChecks are the ordinary tools a sandboxed command must be able to
+// use, each a script and the programs it needs.
+var toolChecks = []struct {
+	name   string
+	needs  []string
+	script []string
+}{
+	{"coreutils", nil, []string{
+		"echo hello > a.txt && tr a-z A-Z < a.txt | grep -q HELLO",
+		"mkdir -p d/e && cp a.txt d/e/ && mv d/e/a.txt d/b.txt && ln -s b.txt d/link && ls -la d >/dev/null && rm -r d",
+		"sort a.txt | uniq | wc -l >/dev/null && sed -i s/hello/bye/ a.txt && grep -q bye a.txt && find . -name a.txt | grep -q a.txt",
+		"tar czf t.tgz a.txt && tar xzf t.tgz -C /tmp && test -f /tmp/a.txt",
+	}},
+	{"python", []string{"python3"}, []string{
+		`/usr/bin/env python3 -c 'import json, os, sqlite3, subprocess, tempfile; db = sqlite3.connect("t.db"); db.execute("create table t (x)"); db.commit(); d = tempfile.mkdtemp(); print("tools: python", json.dumps(subprocess.run(["true"]).returncode))'`,
+		`/usr/bin/env python3 -c 'import os, pty; pid, fd = pty.fork(); os.execlp("true", "true") if pid == 0 else print("tools: pty", os.waitpid(pid, 0)[1])'`,
+	}},
+	{"git", []string{"git"}, []string{
+		"git init -q repo && cd repo && echo x > f && git add f",
+		"git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | grep -q first",
+	}},
+	{"gcc", []string{"gcc"}, []string{
+		`printf '#include <stdio.h>\nint main(void){puts("tools: gcc ok");return 0;}\n' > c.c`,
+		"gcc -O1 -o c c.c && ./c",
+	}},
+	{"go", []string{"go"}, []string{
+		"mkdir hello && cd hello && printf 'module hello\\ngo 1.21\\n' > go.mod",
+		`printf 'package main\nimport "fmt"\nfunc main() { fmt.Println("tools: go ok") }\n' > main.go`,
+		"GOCACHE=$CACHE GOPATH=/tmp/gopath GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 go build -o hello . && ./hello",
+	}},
+}
+
+// TestOrdinaryToolsWork runs each ordinary tool in the sandbox, a subtest
+// each; a tool this machine lacks is a skipped subtest, with its reason.
 func TestOrdinaryToolsWork(t *testing.T) {
 	forEachUser(t, func(t *testing.T) {
-		f := newFixture(t)
-		script := []string{
-			"set -eu", "cd \"$HOME\"",
-			"echo hello > a.txt && tr a-z A-Z < a.txt | grep -q HELLO",
-			"mkdir -p d/e && cp a.txt d/e/ && mv d/e/a.txt d/b.txt && ln -s b.txt d/link && ls -la d >/dev/null && rm -r d",
-			"sort a.txt | uniq | wc -l >/dev/null && sed -i s/hello/bye/ a.txt && grep -q bye a.txt && find . -name a.txt | grep -q a.txt",
-			"tar czf t.tgz a.txt && tar xzf t.tgz -C /tmp && test -f /tmp/a.txt",
-			"echo tools: coreutils ok",
-		}
-		have := func(tool string) bool {
-			if _, err := exec.LookPath(tool); err != nil {
-				t.Logf("SKIP part: %s is not installed", tool)
-				return false
-			}
-			return true
-		}
-		if have("python3") {
-			script = append(script,
-				`/usr/bin/env python3 -c 'import json, os, sqlite3, subprocess, tempfile; db = sqlite3.connect("t.db"); db.execute("create table t (x)"); db.commit(); d = tempfile.mkdtemp(); print("tools: python", json.dumps(subprocess.run(["true"]).returncode))'`,
-				`/usr/bin/env python3 -c 'import os, pty; pid, fd = pty.fork(); os.execlp("true", "true") if pid == 0 else print("tools: pty", os.waitpid(pid, 0)[1])'`)
-		}
-		if have("git") {
-			script = append(script,
-				"git init -q repo && cd repo && echo x > f && git add f",
-				"git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | grep -q first && cd ..",
-				"echo tools: git ok")
-		}
-		if have("gcc") {
-			script = append(script,
-				`printf '#include <stdio.h>\nint main(void){puts("tools: gcc ok");return 0;}\n' > c.c`,
-				"gcc -O1 -o c c.c && ./c")
-		}
-		// A cold build of a Go program compiles the standard library (a
-		// minute on a small machine): the run gets this user's own build
-		// cache as a writable root, as an agent's recipe would give it.
-		if cache := goBuildCache(); have("go") && cache != "" {
-			f.policy.Writable = append(f.policy.Writable, cache)
-			script = append(script,
-				"mkdir hello && cd hello && printf 'module hello\\ngo 1.21\\n' > go.mod",
-				`printf 'package main\nimport "fmt"\nfunc main() { fmt.Println("tools: go ok") }\n' > main.go`,
-				"GOCACHE="+cache+" GOPATH=/tmp/gopath GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 go build -o hello . && ./hello && cd ..")
-		} else {
-			t.Log("SKIP part: go build needs go and a build cache of this user's")
-		}
-		script = append(script, "echo tools: done")
-		code, out, _ := f.run([]string{"/bin/bash", "-c", strings.Join(script, "\n")})
-		t.Logf("output:\n%s", out)
-		if code != 0 || !strings.Contains(out, "tools: done") {
-			t.Fatalf("tools failed in the sandbox: exit %d", code)
+		for _, tc := range toolChecks {
+			t.Run(tc.name, func(t *testing.T) {
+				for _, tool := range tc.needs {
+					if _, err := exec.LookPath(tool); err != nil {
+						t.Skipf("SKIP: %s is not installed", tool)
+					}
+				}
+				f := newFixture(t)
+				var env []string
+				if tc.name == "go" {
+					// A cold build of a Go program compiles the standard
+					// library (a minute on a small machine): the run gets
+					// this user's own build cache as a writable root, as an
+					// agent's recipe would give it.
+					cache := goBuildCache()
+					if cache == "" {
+						t.Skip("SKIP: go build needs a build cache of this user's (a cold one would compile the standard library)")
+					}
+					f.policy.Writable = append(f.policy.Writable, cache)
+					env = append(env, "CACHE="+cache)
+				}
+				script := append([]string{"set -eu", `cd "$HOME"`}, tc.script...)
+				script = append(script, "echo tools: done")
+				code, out, _ := f.run([]string{"/bin/bash", "-c", strings.Join(script, "\n")}, env...)
+				t.Logf("output:\n%s", out)
+				if code != 0 || !strings.Contains(out, "tools: done") {
+					t.Fatalf("%s failed in the sandbox: exit %d", tc.name, code)
+				}
+			})
 		}
 	})
 }

@@ -44,10 +44,10 @@ type Config struct {
 // Ready and Failed.
 const (
 	OpRun     = "run"     // a run; fds: stdin, stdout, stderr (none for a holder), then its config
-	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd (and the proxy listener of a new sandbox)
+	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd (and the listeners of a new sandbox: proxy, loopback ports)
 	OpExited  = "exited"  // the command's exit status
 	OpFailed  = "failed"  // the command was not started; see Stage, Errno, Err
-	OpReady   = "ready"   // a holder's sandbox is built; fds: the proxy listener, if asked for
+	OpReady   = "ready"   // a holder's sandbox is built; fds: its listeners (proxy, loopback ports), if asked for
 	OpAck     = "ack"     // corral has read the command's pid: the init may reap it
 	OpIdle    = "idle"    // the tree is gone: wait for another run; the init answers Idle once it does
 	OpExit    = "exit"    // the tree is gone: exit now
@@ -108,8 +108,9 @@ const maxMsg = 16 << 10
 // thousand Recvs waiting.
 var bufs = sync.Pool{New: func() any { b := make([]byte, maxMsg); return &b }}
 
-// maxFDs is the most descriptors a message carries.
-const maxFDs = 8
+// maxFDs is the most descriptors a message carries: two pidfds and a
+// sandbox's listeners (its proxy's, two per loopback port).
+const maxFDs = 3 + 2*sandbox.MaxLoopbackPorts
 
 // NewConn takes over f, a SOCK_SEQPACKET socket (f is closed; the Conn
 // has a descriptor of its own).

@@ -26,7 +26,7 @@ type initState struct {
 	chld  chan os.Signal
 	role  string
 	pid1  bool // pid 1 of a pid namespace: the kernel kills the rest when it exits
-	proxy *os.File
+	ports []*os.File
 	mech  []string
 }
 
@@ -114,7 +114,7 @@ func (st *initState) takeRun(in incoming) ([]*os.File, error) {
 func (st *initState) setUp() (int, bool) {
 	var err error
 	if p := st.cfg.Policy; p != nil && !st.cfg.Confined {
-		if st.proxy, st.mech, err = sandbox.Prepare(p); err != nil {
+		if st.ports, st.mech, err = sandbox.Prepare(p); err != nil {
 			return st.fail("prepare", err), false
 		}
 	}
@@ -243,17 +243,14 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		return false
 	}
 	cmdFile, selfFile := os.NewFile(uintptr(cmdFD), "pidfd"), os.NewFile(uintptr(selfFD), "pidfd")
-	files := []*os.File{cmdFile, selfFile}
-	if st.proxy != nil {
-		files = append(files, st.proxy)
-	}
+	files := append([]*os.File{cmdFile, selfFile}, st.ports...)
 	var start uint64
 	if s, err := procfs.ReadStat(c.pid); err == nil {
 		start = s.Start
 	}
 	err = st.ctl.Send(Msg{Op: OpStarted, Pid: c.pid, Start: start, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
 	closeAll(files)
-	st.proxy, st.mech = nil, nil
+	st.ports, st.mech = nil, nil
 	if err != nil {
 		// Corral is gone already: nothing may outlive it.
 		st.killTree()
@@ -463,13 +460,10 @@ func (st *initState) hold() int {
 		return st.fail("confine", c.err)
 	}
 	defer close(reqs)
-	var files []*os.File
-	if st.proxy != nil {
-		files = append(files, st.proxy)
-	}
+	files := st.ports
 	err := st.ctl.Send(Msg{Op: OpReady, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
 	closeAll(files)
-	st.proxy = nil
+	st.ports = nil
 	if err != nil {
 		return 0 // corral is gone; the kernel takes the namespace with us
 	}

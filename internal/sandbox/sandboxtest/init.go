@@ -60,7 +60,7 @@ func runInit() int {
 		fmt.Fprintln(os.Stderr, "sandboxtest init:", err)
 		return 125
 	}
-	proxy, mech, err := sandbox.Prepare(cfg.Policy)
+	listeners, mech, err := sandbox.Prepare(cfg.Policy)
 	if err != nil {
 		return fail(err)
 	}
@@ -75,9 +75,9 @@ func runInit() int {
 	}
 	st.Mechanisms, st.LandlockABI = append(mech, c.mechanisms...), c.abi
 	st.Confined, st.Execed = c.confined, c.execed
-	report(st, proxy)
-	if proxy != nil {
-		proxy.Close()
+	report(st, listeners)
+	for _, l := range listeners {
+		l.Close()
 	}
 
 	// Gate must leave nothing behind: count goroutines and descriptors
@@ -172,12 +172,16 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("%s: not found in the command's PATH", name)
 }
 
-// report sends the status, and the proxy listener if any, to Start.
-func report(st Status, proxy *os.File) {
+// report sends the status, and the sandbox's listeners, to Start.
+func report(st Status, listeners []*os.File) {
 	b, _ := json.Marshal(st)
 	var oob []byte
-	if proxy != nil {
-		oob = unix.UnixRights(int(proxy.Fd()))
+	if len(listeners) > 0 {
+		fds := make([]int, len(listeners))
+		for i, l := range listeners {
+			fds[i] = int(l.Fd())
+		}
+		oob = unix.UnixRights(fds...)
 	}
 	unix.Sendmsg(controlFD, b, oob, nil, 0)
 }

@@ -53,9 +53,10 @@ type Status struct {
 
 // Init is a started init and its command.
 type Init struct {
-	cmd    *exec.Cmd
-	status Status
-	proxy  net.Listener
+	cmd       *exec.Cmd
+	status    Status
+	proxy     net.Listener
+	listeners []net.Listener // what Prepare made: the proxy's and the loopback ports'
 
 	// Started is the CLOCK_MONOTONIC reading taken just before the clone.
 	Started int64
@@ -102,11 +103,11 @@ func Start(cfg Config, stdout, stderr io.Writer) (*Init, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the init: %w", err)
 	}
-	if err := i.handshake(local, config); err != nil {
+	if err := i.handshake(local, cfg, config); err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		if i.proxy != nil {
-			i.proxy.Close()
+		for _, l := range i.listeners {
+			l.Close()
 		}
 		return nil, err
 	}
@@ -136,12 +137,12 @@ func initAttr(p *sandbox.Policy) *syscall.SysProcAttr {
 	return attr
 }
 
-func (i *Init) handshake(ctl *os.File, config []byte) error {
+func (i *Init) handshake(ctl *os.File, cfg Config, config []byte) error {
 	if _, err := ctl.Write(config); err != nil {
 		return fmt.Errorf("send the init its config: %w", err)
 	}
 	buf := make([]byte, 64<<10)
-	oob := make([]byte, unix.CmsgSpace(4))
+	oob := make([]byte, unix.CmsgSpace(4*(1+2*sandbox.MaxLoopbackPorts)))
 	n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || n == 0 {
 		return fmt.Errorf("the init died before it reported (see its stderr): %v", err)
@@ -152,17 +153,23 @@ func (i *Init) handshake(ctl *os.File, config []byte) error {
 	if oobn > 0 {
 		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err != nil || len(msgs) != 1 {
-			return fmt.Errorf("proxy listener: %v", err)
+			return fmt.Errorf("listeners: %v", err)
 		}
 		fds, err := unix.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
-			return fmt.Errorf("proxy listener: %v", err)
-		}
-		f := os.NewFile(uintptr(fds[0]), "proxy")
-		i.proxy, err = net.FileListener(f)
-		f.Close()
 		if err != nil {
-			return fmt.Errorf("proxy listener: %w", err)
+			return fmt.Errorf("listeners: %v", err)
+		}
+		for _, fd := range fds {
+			f := os.NewFile(uintptr(fd), "listener")
+			l, err := net.FileListener(f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("listener: %w", err)
+			}
+			i.listeners = append(i.listeners, l)
+		}
+		if cfg.Policy.ProxyPort > 0 && len(i.listeners) > 0 {
+			i.proxy = i.listeners[0] // Prepare makes the proxy's first
 		}
 	}
 	if i.status.Error != "" {
@@ -177,6 +184,15 @@ func (i *Init) Status() Status { return i.status }
 // Proxy returns the listener Prepare made for Policy.ProxyPort, nil without
 // one. The caller serves it and closes it.
 func (i *Init) Proxy() net.Listener { return i.proxy }
+
+// Loopback returns the listeners Prepare made for Policy.Loopback, in
+// order. The caller serves them and closes them.
+func (i *Init) Loopback() []net.Listener {
+	if i.proxy != nil {
+		return i.listeners[1:]
+	}
+	return i.listeners
+}
 
 // Wait waits for the init, which exits with the command's status, and
 // returns that exit code (128+N for a command killed by signal N).
