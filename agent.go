@@ -111,6 +111,10 @@ type Agent struct {
 	// in the execution's log file, up to the log's own size bound.
 	MaxOutput int `json:"max_output,omitempty"`
 
+	// The retry policy (see Retry): a run that fails for a reason in
+	// RetryOn is run again as a new attempt, at most MaxAttempts in all.
+	Retry
+
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -176,6 +180,9 @@ func (a *Agent) Normalize() error {
 		}
 	}
 	a.EnvNames = nil
+	if err := a.Retry.normalize(a.Kind); err != nil {
+		return err
+	}
 	if err := a.normalizeIdentity(); err != nil {
 		return err
 	}

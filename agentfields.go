@@ -16,6 +16,7 @@ const (
 	FieldInt                       // a whole number; empty means 0, the default
 	FieldDuration                  // a duration ("90s", "1h30m") or seconds; empty means 0
 	FieldList                      // names separated by commas, spaces or new lines
+	FieldBool                      // true or false ("on", "yes", "1"; empty is false)
 )
 
 // An AgentField is one setting of an agent as every front end offers it:
@@ -90,6 +91,12 @@ var AgentFields = []AgentField{
 	listField("labels", "labels", "Labels", "comma-separated `LABELS`: run only on workers started with all of them (corral serve --labels)", func(a *Agent) *[]string { return &a.Labels }),
 	textField("run_as", "run-as", "Run as", "run the agent's tasks as `USER` (default: the service's --run-as, else its own user)", func(a *Agent) *string { return &a.RunAs }),
 	listField("pass_env", "pass-env", "Variables passed on", "pass the service's variables `NAMES` (comma-separated) on to the agent's tasks", func(a *Agent) *[]string { return &a.PassEnv }),
+	intField("max_attempts", "max-attempts", "Attempts per run", "`N` attempts at most per run, the first included (default 1: no retry)", 1, MaxAttemptsLimit, func(a *Agent) *int { return &a.MaxAttempts }),
+	errorTypesField("retry_on", "retry-on", "Retried on", "comma-separated error `TYPES` a run is retried for (default interrupted, rate_limit, stream_error, stall, idle; never auth, quota, max_budget, permission_mode, cancelled)", func(a *Agent) *[]ErrorType { return &a.RetryOn }),
+	durField("retry_backoff", "retry-backoff", "First retry after", "wait before the first retry, doubled for each one after, jittered (default 10s)", func(a *Agent) *Duration { return &a.RetryBackoff }),
+	durField("retry_max_backoff", "retry-max-backoff", "Longest wait between attempts", "the longest wait between two attempts (default 10m); a rate limit's reset time is waited for whatever it is", func(a *Agent) *Duration { return &a.RetryMaxBackoff }),
+	boolField("resume", "resume", "Resume the session on retry", "headless: a retry continues the session of the attempt before (claude --resume, codex exec resume), on any worker", func(a *Agent) *bool { return &a.Resume }),
+	textField("resume_prompt", "resume-prompt", "Prompt that resumes", "the `PROMPT` a resumed attempt is given (default: \"Continue from where you left off.\")", func(a *Agent) *string { return &a.ResumePrompt }),
 }
 
 func textField(key, flag, label, help string, p func(*Agent) *string) AgentField {
@@ -145,7 +152,7 @@ func listField(key, flag, label, help string, p func(*Agent) *[]string) AgentFie
 	return AgentField{Key: key, Flag: flag, Kind: FieldList, Label: label, Help: help,
 		get: func(a *Agent) string { return strings.Join(*p(a), ", ") },
 		set: func(a *Agent, v string) error {
-			*p(a) = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+			*p(a) = splitList(v)
 			if len(*p(a)) == 0 {
 				*p(a) = []string{}
 			}
@@ -175,4 +182,49 @@ func graceField() AgentField {
 		return nil
 	}
 	return f
+}
+
+func boolField(key, flag, label, help string, p func(*Agent) *bool) AgentField {
+	return AgentField{Key: key, Flag: flag, Kind: FieldBool, Label: label, Help: help,
+		get: func(a *Agent) string {
+			if *p(a) {
+				return "true"
+			}
+			return ""
+		},
+		set: func(a *Agent, v string) error {
+			switch strings.ToLower(v) {
+			case "true", "on", "yes", "1":
+				*p(a) = true
+			case "", "false", "off", "no", "0":
+				*p(a) = false
+			default:
+				return fmt.Errorf("want true or false")
+			}
+			return nil
+		}}
+}
+
+func errorTypesField(key, flag, label, help string, p func(*Agent) *[]ErrorType) AgentField {
+	return AgentField{Key: key, Flag: flag, Kind: FieldList, Label: label, Help: help,
+		get: func(a *Agent) string {
+			names := make([]string, len(*p(a)))
+			for i, t := range *p(a) {
+				names[i] = string(t)
+			}
+			return strings.Join(names, ", ")
+		},
+		set: func(a *Agent, v string) error {
+			*p(a) = []ErrorType{}
+			for _, n := range splitList(v) {
+				*p(a) = append(*p(a), ErrorType(n))
+			}
+			return nil
+		}}
+}
+
+// splitList splits a list typed as text: names separated by commas,
+// spaces or new lines.
+func splitList(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
 }

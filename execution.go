@@ -27,10 +27,27 @@ type Execution struct {
 	RetryOf    string  `json:"retry_of,omitempty"`
 	// FireAt is the schedule's fire time a scheduled execution is for;
 	// each fire of a schedule has at most one execution.
-	FireAt  *time.Time `json:"fire_at,omitempty"`
-	Attempt int        `json:"attempt"`
-	Input   string     `json:"input"`
-	Timeout Duration   `json:"timeout,omitempty"`
+	FireAt *time.Time `json:"fire_at,omitempty"`
+	// Attempt counts the attempts of a run, from 1; MaxAttempts is how
+	// many its agent allowed when it was created. A retry (Trigger retry)
+	// names the attempt before it in RetryOf and says why it was made in
+	// RetryReason; it waits for NextAttemptAt (status waiting) before it
+	// takes a slot. An attempt that was retried names the next one in
+	// RetriedBy.
+	Attempt       int        `json:"attempt"`
+	MaxAttempts   int        `json:"max_attempts,omitempty"`
+	RetriedBy     string     `json:"retried_by,omitempty"`
+	RetryReason   string     `json:"retry_reason,omitempty"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	// ResumeSession is the session of the attempt before that this one
+	// continues (its agent resumes sessions).
+	ResumeSession string `json:"resume_session,omitempty"`
+	// ChainCostUSD is the cost of this attempt and those before it (while
+	// it runs, of those before it).
+	ChainCostUSD float64 `json:"chain_cost_usd,omitempty"`
+
+	Input   string   `json:"input"`
+	Timeout Duration `json:"timeout,omitempty"`
 
 	// Outcome holds where the execution stands (Status) and, once it has
 	// ended, how and what it printed, as the Outcome that finished it said
@@ -80,6 +97,11 @@ type Outcome struct {
 	CostUSD     float64         `json:"cost_usd,omitempty"`
 	Usage       json.RawMessage `json:"usage,omitempty"`
 	FinalizedBy string          `json:"finalized_by,omitempty"`
+	// ResetAt is when the provider said its rate limit resets, when the
+	// stream told; a retry waits for it. ResumeNote says why a resume that
+	// was asked for did not take (the agent started a new session).
+	ResetAt    *time.Time `json:"reset_at,omitempty"`
+	ResumeNote string     `json:"resume_note,omitempty"`
 
 	// Output head and tail (redacted), byte counts, and what the run's
 	// log is missing, when it is: records dropped at its size bound, or
@@ -145,6 +167,8 @@ func (e *Execution) Apply(o *Outcome, now time.Time) {
 	if e.User == "" {
 		e.User = kept.User
 	}
+	e.ChainCostUSD += e.CostUSD
+	e.NextAttemptAt = nil
 	e.FinishedAt = &now
 	switch {
 	case o.Duration > 0:

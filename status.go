@@ -7,6 +7,7 @@ type Status string
 
 const (
 	StatusQueued      Status = "queued"      // accepted, waiting for a slot
+	StatusWaiting     Status = "waiting"     // a retry, waiting for its time (NextAttemptAt); holds no slot
 	StatusRunning     Status = "running"     // holds a slot; its process tree may be alive
 	StatusSucceeded   Status = "succeeded"   // finished and judged a success
 	StatusFailed      Status = "failed"      // finished and judged a failure; see ErrorType
@@ -27,10 +28,10 @@ func (s Status) Terminal() bool {
 // ParseStatus parses a status name.
 func ParseStatus(s string) (Status, error) {
 	switch st := Status(s); st {
-	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusRejected, StatusInterrupted:
+	case StatusQueued, StatusWaiting, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusRejected, StatusInterrupted:
 		return st, nil
 	}
-	return "", fmt.Errorf("unknown status %q: want queued, running, succeeded, failed, cancelled, rejected or interrupted", s)
+	return "", fmt.Errorf("unknown status %q: want queued, waiting, running, succeeded, failed, cancelled, rejected or interrupted", s)
 }
 
 // ErrorType classifies why a run failed. It is a field decided by the layer

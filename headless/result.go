@@ -49,6 +49,12 @@ type Result struct {
 	ErrorType corral.ErrorType `json:"error_type"`
 	// Reason says in a sentence why the turn ended the way it did.
 	Reason string `json:"reason,omitempty"`
+	// ResetAt is when the provider said its limit resets, for a turn
+	// ended by a rate limit or a usage limit whose words gave the time
+	// ("resets 5pm", "try again in 2 hours", Claude Code's
+	// "limit reached|UNIX-TIME"); nil when they gave none. A usage limit
+	// with a reset time is a rate_limit, not a quota: waiting passes it.
+	ResetAt *time.Time `json:"reset_at,omitempty"`
 	// FinalizedBy names what ended the turn.
 	FinalizedBy FinalizedBy `json:"finalized_by"`
 	// Format is the stream format read (detected or given).

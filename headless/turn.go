@@ -367,6 +367,7 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 	res.Teardown = t.torn
 	o := t.outcome(by, res)
 	res.Status, res.ErrorType, res.Reason = classify(o)
+	resetOf(res, end)
 	t.res = res
 	close(t.done)
 }

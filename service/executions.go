@@ -92,9 +92,20 @@ func (s *Service) Executions(ctx context.Context, f ExecutionFilter) ([]*corral.
 // (SIGTERM for shell agents, SIGINT for headless ones, then SIGKILL after
 // the agent's grace), by this worker or, through the database, by the
 // worker that runs it; it is recorded as cancelled once its tree is gone,
-// unless it finished by itself first. Cancel returns the execution as it
-// stands, and ErrConflict for one already finished.
+// unless it finished by itself first. Cancelling any attempt of a run
+// cancels the run: its latest attempt (a retry waiting for its time is
+// cancelled at once). Cancel returns that attempt as it stands, and
+// ErrConflict for a run already finished.
 func (s *Service) Cancel(ctx context.Context, id string) (*corral.Execution, error) {
+	first, err := s.st.GetExecution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	last, err := s.latestAttempt(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	id = last.ID
 	e, err := s.st.RequestCancel(ctx, id, time.Now().UTC())
 	if err != nil {
 		return e, err

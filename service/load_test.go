@@ -30,11 +30,11 @@ type flakyStore struct {
 
 var errDiskFull = errors.New("database or disk is full (SQLITE_FULL)")
 
-func (s *flakyStore) Finish(ctx context.Context, id string, o *corral.Outcome) (*corral.Execution, bool, error) {
+func (s *flakyStore) Finish(ctx context.Context, id string, o *corral.Outcome, next *store.NextAttempt) (*corral.Execution, bool, error) {
 	if s.broken.Load() {
 		return nil, false, errDiskFull
 	}
-	return s.Store.Finish(ctx, id, o)
+	return s.Store.Finish(ctx, id, o, next)
 }
 
 func (s *flakyStore) Heartbeat(ctx context.Context, workerID string, now time.Time) error {

@@ -14,6 +14,7 @@ const (
 	mKilled        = "corral_processes_killed_total"
 	mEscapees      = "corral_escapees_killed_total"
 	mScheduleFires = "corral_schedule_fires_total"
+	mRetries       = "corral_retries_total"
 	mDuration      = "corral_execution_duration_seconds"
 	mAdmission     = "corral_admission_seconds"
 	mRelease       = "corral_slot_release_seconds"
@@ -26,6 +27,7 @@ func newMetrics() *metrics.Registry {
 	r.Counter(mKilled, "Processes killed by teardown of runs (timeouts, cancellations, leftovers after the main process exited).")
 	r.Counter(mEscapees, "Processes of runs whose worker died, killed by crash recovery.")
 	r.Counter(mScheduleFires, "Schedule fires taken by this worker.")
+	r.Counter(mRetries, "Retries (next attempts of failed runs) admitted by this worker when their time came.")
 	r.Histogram(mDuration, "Duration of finished runs, by agent.", []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600})
 	r.Histogram(mAdmission, "Time to take an admission decision (one database transaction).", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .5})
 	r.Histogram(mRelease, "Time from a run's process tree being gone to its slot being released.", []float64{.001, .0025, .005, .01, .025, .05, .1, .25, 1})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/recovery"
@@ -109,7 +110,11 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Run) 
 	if killed > 0 {
 		s.metrics.Add(mEscapees, float64(killed), nil)
 	}
-	return s.finish(e.Execution, o, nil)
+	a, err := s.st.GetAgent(ctx, e.Agent)
+	if err != nil || mutant.NoRecoveryRetry {
+		a = nil // gone: nothing to retry it for
+	}
+	return s.finish(e.Execution, o, a, nil)
 }
 
 // recordedHandle returns the handle of r's process tree: the one its

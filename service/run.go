@@ -56,19 +56,19 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	a, err := s.st.GetAgent(ctx, e.Agent)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil, nil)
 	case err != nil:
-		return s.finish(e, &corral.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil, nil)
 	}
 	ex := s.execs[a.Kind]
 	if ex == nil {
-		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, a, nil)
 	}
 	o, treeGone := s.supervise(ctx, ex, a, e, logPath, run)
 	if o.Killed > 0 {
 		s.metrics.Add(mKilled, float64(o.Killed), nil)
 	}
-	return s.finish(e, o, &treeGone)
+	return s.finish(e, o, a, &treeGone)
 }
 
 // supervise runs e of agent a with ex, its output logged to logPath and
@@ -140,7 +140,8 @@ func (s *Service) setRunInfo(id string, info store.RunInfo) {
 	}
 }
 
-// finish writes the terminal state. A run that ended must not stay
+// finish writes the terminal state, and the run's next attempt when the
+// retry policy of its agent a (nil: none) says so. A run that ended must not stay
 // running: while the store refuses the write (a full disk, a lost or
 // locked database), finish keeps trying, backing off to a try every two
 // seconds, for as long as this worker lives; meanwhile the worker reports
@@ -148,16 +149,17 @@ func (s *Service) setRunInfo(id string, info store.RunInfo) {
 // first, it keeps its worker record so that recovery finds the run.
 // treeGone, when known, is when the run's process tree was gone, for the
 // slot release latency.
-func (s *Service) finish(e *corral.Execution, o *corral.Outcome, treeGone *time.Time) error {
+func (s *Service) finish(e *corral.Execution, o *corral.Outcome, a *corral.Agent, treeGone *time.Time) error {
 	if o.Ended.IsZero() {
 		o.Ended = time.Now().UTC()
 	}
+	next := nextAttempt(a, e, o, o.Ended)
 	var fe *corral.Execution
 	var applied bool
 	var err error
 	for d := 10 * time.Millisecond; ; d = min(d*2, 2*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		fe, applied, err = s.st.Finish(ctx, e.ID, o)
+		fe, applied, err = s.st.Finish(ctx, e.ID, o, next)
 		cancel()
 		if err == nil {
 			break
@@ -184,6 +186,9 @@ func (s *Service) finish(e *corral.Execution, o *corral.Outcome, treeGone *time.
 		if s.cfg.OnSlotReleased != nil {
 			s.cfg.OnSlotReleased(e.ID, d)
 		}
+	}
+	if applied && next != nil {
+		s.wakeScheduler() // its attempt may be due at once
 	}
 	if applied {
 		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", fe.Agent, "status", string(fe.Status)})

@@ -119,14 +119,18 @@ func (s *Service) wakeScheduler() {
 	}
 }
 
-// scheduleLoop fires due schedules. Every worker runs it; the database's
-// compare-and-set on each schedule's next fire time lets exactly one
-// worker take each fire.
+// scheduleLoop fires due schedules and admits the retries whose time has
+// come. Every worker runs it; the database's compare-and-set on each
+// schedule's next fire time, and on each waiting attempt's status, lets
+// exactly one worker take each.
 func (s *Service) scheduleLoop(ctx context.Context) {
 	defer s.sched.Done()
 	for {
 		wait := time.Second
 		if next, ok, err := s.st.NextFire(ctx); err == nil && ok {
+			wait = min(wait, max(next.Sub(s.cfg.Now()), 0))
+		}
+		if next := s.admitDue(ctx); !next.IsZero() {
 			wait = min(wait, max(next.Sub(s.cfg.Now()), 0))
 		}
 		t := time.NewTimer(wait)

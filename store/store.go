@@ -105,8 +105,22 @@ type Lifecycle interface {
 	// and admits the oldest queued executions of the agent into free
 	// slots, handing them to the job engine; once that commits, a
 	// dispatcher started on this store runs them at once (without waiting
-	// for its poll) when it serves their agent and has room.
-	Finish(ctx context.Context, id string, o *corral.Outcome) (e *corral.Execution, applied bool, err error)
+	// for its poll) when it serves their agent and has room. When next is
+	// not nil and the end is applied, the same transaction records the
+	// run's next attempt (status waiting, see NextAttempt) and links the
+	// two: an end is retried exactly once, however many workers record it.
+	Finish(ctx context.Context, id string, o *corral.Outcome, next *NextAttempt) (e *corral.Execution, applied bool, err error)
+	// DueAttempts returns the waiting attempts whose time has come (their
+	// NextAttemptAt is not after now), oldest first, and the earliest
+	// time of those still to come (zero for none).
+	DueAttempts(ctx context.Context, now time.Time) (due []string, next time.Time, err error)
+	// AdmitAttempt admits a due waiting attempt: into a free slot of its
+	// agent (status running, dispatched as a submission is), else into
+	// the agent's queue, in the order of its creation (status queued). It
+	// fails with ErrConflict when the attempt is not waiting or not due
+	// (another worker admitted it), and finishes it failed when its agent
+	// no longer exists.
+	AdmitAttempt(ctx context.Context, id string, now time.Time) (*corral.Execution, error)
 	// RequestCancel cancels a queued execution at once (status cancelled,
 	// no slot was held), or flags a running one for its owner to stop;
 	// the owner then finishes it. A running execution whose owner is no

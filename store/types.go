@@ -47,6 +47,15 @@ type Submission struct {
 	FireAt *time.Time
 }
 
+// NextAttempt is the attempt of a run that Finish records after one that
+// failed, when the service's retry policy says so: it runs at At, for
+// Reason, continuing ResumeSession when it is set.
+type NextAttempt struct {
+	At            time.Time
+	Reason        string
+	ResumeSession string
+}
+
 // Admission reports what Submit decided. The execution is always recorded,
 // a rejected one too.
 type Admission struct {

@@ -54,7 +54,7 @@ func parseTemplates(u *UI) (map[string]*template.Template, error) {
 	return out, nil
 }
 
-var allStatuses = []corral.Status{corral.StatusQueued, corral.StatusRunning, corral.StatusSucceeded, corral.StatusFailed, corral.StatusCancelled, corral.StatusRejected, corral.StatusInterrupted}
+var allStatuses = []corral.Status{corral.StatusQueued, corral.StatusWaiting, corral.StatusRunning, corral.StatusSucceeded, corral.StatusFailed, corral.StatusCancelled, corral.StatusRejected, corral.StatusInterrupted}
 
 // statusTone is the CSS class of a status: ok, bad, live or muted.
 func statusTone(s corral.Status) string {
@@ -63,7 +63,7 @@ func statusTone(s corral.Status) string {
 		return "ok"
 	case corral.StatusFailed, corral.StatusInterrupted:
 		return "bad"
-	case corral.StatusRunning, corral.StatusQueued:
+	case corral.StatusRunning, corral.StatusQueued, corral.StatusWaiting:
 		return "live"
 	}
 	return "muted"

@@ -54,6 +54,14 @@ the fleet; others are rejected (--overflow reject, HTTP 429) or queued in
 order (--overflow queue, at most --max-backlog waiting). An agent with
 --labels runs only on workers started with all of them (corral serve
 --labels). update changes only the flags given.
+
+A run that fails for an error type --retry-on names (default: interrupted,
+rate_limit, stream_error, stall, idle) is run again as its next attempt,
+at most --max-attempts in all, after --retry-backoff (doubled each time,
+jittered, at most --retry-max-backoff) or, for a rate limit, at the
+provider's reset time; auth, quota, max_budget, permission_mode and
+cancelled never are. --resume makes a headless agent's retry continue the
+session of the attempt before (docs/service.md, "Retries and attempts").
 ` + clientEnvHelp + `
 Flags:
 `
@@ -78,6 +86,9 @@ type fieldFlag struct {
 }
 
 func (v *fieldFlag) String() string { return strings.Join(v.vals, ",") }
+
+// IsBoolFlag lets a boolean field's flag stand alone (--resume).
+func (v *fieldFlag) IsBoolFlag() bool { return v.f.Kind == corral.FieldBool }
 
 func (v *fieldFlag) Set(s string) error {
 	if v.f.Kind != corral.FieldList {

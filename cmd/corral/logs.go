@@ -74,5 +74,13 @@ func logsMain(args []string) int {
 	if cf.json && end != nil && end.Status.Terminal() {
 		enc.Encode(end)
 	}
+	if !cf.json && end != nil {
+		if end.RetryOf != "" {
+			fmt.Fprintf(os.Stderr, "# attempt %d, retry of %s: %s\n", end.Attempt, end.RetryOf, end.RetryReason)
+		}
+		if end.RetriedBy != "" {
+			fmt.Fprintf(os.Stderr, "# retried as %s (corral logs -f %s)\n", end.RetriedBy, end.RetriedBy)
+		}
+	}
 	return exitOK
 }

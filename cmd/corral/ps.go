@@ -65,17 +65,38 @@ func psMain(args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tTRIGGER\tCREATED\tDURATION\tINPUT\tERROR")
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tATTEMPT\tTRIGGER\tCREATED\tDURATION\tINPUT\tERROR")
 	for _, e := range list {
-		st := string(e.Status)
-		if e.Status == corral.StatusRunning && e.Slot > 0 {
-			st = fmt.Sprintf("running[%d]", e.Slot)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Agent, st, e.Trigger, shortTime(&e.CreatedAt), durationMS(e.DurationMS), truncate(e.Input, 30), truncate(e.Error, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Agent, statusText(e), attemptText(e), e.Trigger, shortTime(&e.CreatedAt), durationMS(e.DurationMS), truncate(e.Input, 30), truncate(e.Error, 50))
 	}
 	tw.Flush()
 	if next != "" {
 		fmt.Fprintf(os.Stderr, "more: corral ps --cursor %s\n", next)
 	}
 	return exitOK
+}
+
+// statusText is e's status as ps shows it: with the slot it holds, or
+// the time a waiting attempt runs.
+func statusText(e *client.Execution) string {
+	switch {
+	case e.Status == corral.StatusRunning && e.Slot > 0:
+		return fmt.Sprintf("running[%d]", e.Slot)
+	case e.Status == corral.StatusWaiting && e.NextAttemptAt != nil:
+		return "waiting→" + shortTime(e.NextAttemptAt)
+	}
+	return string(e.Status)
+}
+
+// attemptText is "N/M" for a run its agent retries, "N" otherwise, and
+// says when the attempt was retried.
+func attemptText(e *client.Execution) string {
+	s := fmt.Sprint(e.Attempt)
+	if e.MaxAttempts > 1 {
+		s += fmt.Sprintf("/%d", e.MaxAttempts)
+	}
+	if e.RetriedBy != "" {
+		s += "→retried"
+	}
+	return s
 }

@@ -72,7 +72,7 @@ func submitMain(args []string) int {
 		}
 		return exitOK
 	}
-	end, err := waitWithProgress(ctx, c, e)
+	end, err := waitRun(ctx, c, e)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(os.Stderr, "\ncorral submit: stopped waiting; %s goes on (corral cancel %s to stop it)\n", e.ID, e.ID)
@@ -83,55 +83,86 @@ func submitMain(args []string) int {
 	return printOutcome(end, cf.json)
 }
 
-// waitWithProgress follows e's event stream, showing a one-line progress
-// display on a terminal (status changes otherwise) until the run ends.
-func waitWithProgress(ctx context.Context, c *client.Client, e *client.Execution) (*client.Execution, error) {
-	tty := isTerminal(os.Stderr)
-	start := time.Now()
-	status := e.Status
-	lines := 0
-	last := ""
+// waitRun follows the run of e to its end, through every attempt its
+// agent's retry policy makes, and returns the last attempt.
+func waitRun(ctx context.Context, c *client.Client, e *client.Execution) (*client.Execution, error) {
+	for {
+		end, err := waitRun(ctx, c, e)
+		if err != nil || end == nil || end.RetriedBy == "" {
+			return end, err
+		}
+		next, err := c.Execution(ctx, end.RetriedBy)
+		if err != nil {
+			return end, err
+		}
+		fmt.Fprintf(os.Stderr, "corral submit: attempt %d %s (%s); %s\n", end.Attempt, end.Status, end.ErrorType, next.RetryReason)
+		e = next
+	}
+}
+
+// progressView is the one-line progress display of a run being waited
+// for on a terminal (status changes elsewhere).
+type progressView struct {
+	e      *client.Execution
+	tty    bool
+	start  time.Time
+	status corral.Status
+	lines  int
+	last   string
+	frame  int
+}
+
+// progress is an update of the run: its status, or a line it printed.
+type progress struct {
+	status corral.Status
+	line   string
+}
+
+func (v *progressView) show(final bool) {
+	if !v.tty {
+		return
+	}
 	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
-	frame := 0
-	show := func(final bool) {
-		if tty {
-			frame++
-			icon := string(frames[frame%len(frames)])
-			if final {
-				icon = "•"
-			}
-			fmt.Fprintf(os.Stderr, "\r\033[K%s %s  %s  %s  %d lines  %s", icon, e.ID, status, time.Since(start).Round(100*time.Millisecond), lines, truncate(last, 40))
-			if final {
-				fmt.Fprintln(os.Stderr)
-			}
+	v.frame++
+	icon := string(frames[v.frame%len(frames)])
+	if final {
+		icon = "•"
+	}
+	fmt.Fprintf(os.Stderr, "\r\033[K%s %s  %s  %s  %d lines  %s", icon, v.e.ID, v.status, time.Since(v.start).Round(100*time.Millisecond), v.lines, truncate(v.last, 40))
+	if final {
+		fmt.Fprintln(os.Stderr)
+	}
+}
+
+func (v *progressView) setStatus(st corral.Status) {
+	if st != "" && st != v.status {
+		v.status = st
+		if !v.tty {
+			fmt.Fprintf(os.Stderr, "corral submit: %s %s\n", v.e.ID, v.status)
 		}
 	}
+}
+
+func (v *progressView) apply(u progress) {
+	v.setStatus(u.status)
+	if u.line != "" {
+		v.lines++
+		v.last = u.line
+	}
+}
+
+// waitWithProgress follows e's event stream, showing its progress, until
+// the attempt ends.
+func waitWithProgress(ctx context.Context, c *client.Client, e *client.Execution) (*client.Execution, error) {
+	v := &progressView{e: e, tty: isTerminal(os.Stderr), start: time.Now(), status: e.Status}
 	ticker := time.NewTicker(200 * time.Millisecond)
 	defer ticker.Stop()
-	done := make(chan struct{})
-	defer close(done)
-	type progress struct {
-		status corral.Status
-		line   string
-	}
 	updates := make(chan progress, 64)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticker.C:
-				select {
-				case updates <- progress{}:
-				default:
-				}
-			}
-		}
-	}()
-	result := make(chan struct {
+	type ended struct {
 		e   *client.Execution
 		err error
-	}, 1)
+	}
+	result := make(chan ended, 1)
 	go func() {
 		end, err := c.Follow(ctx, e.ID, 0, true, func(ev client.Event) error {
 			switch {
@@ -142,46 +173,30 @@ func waitWithProgress(ctx context.Context, c *client.Client, e *client.Execution
 			}
 			return nil
 		})
-		result <- struct {
-			e   *client.Execution
-			err error
-		}{end, err}
+		result <- ended{end, err}
 	}()
-	setStatus := func(st corral.Status) {
-		if st != "" && st != status {
-			status = st
-			if !tty {
-				fmt.Fprintf(os.Stderr, "corral submit: %s %s\n", e.ID, status)
-			}
-		}
-	}
-	apply := func(u progress) {
-		setStatus(u.status)
-		if u.line != "" {
-			lines++
-			last = u.line
-		}
-	}
 	for {
 		select {
+		case <-ticker.C:
+			v.show(false)
 		case u := <-updates:
-			apply(u)
-			show(false)
+			v.apply(u)
+			v.show(false)
 		case r := <-result:
 			// The stream's last updates and its end arrive together:
 			// take the updates first, so that no status line is lost.
 			for drained := false; !drained; {
 				select {
 				case u := <-updates:
-					apply(u)
+					v.apply(u)
 				default:
 					drained = true
 				}
 			}
 			if r.e != nil {
-				setStatus(r.e.Status)
+				v.setStatus(r.e.Status)
 			}
-			show(true)
+			v.show(true)
 			return r.e, r.err
 		}
 	}

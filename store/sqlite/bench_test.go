@@ -36,7 +36,7 @@ func BenchmarkSubmitAdmitted(b *testing.B) {
 			b.Fatal(err, adm.Execution.Status)
 		}
 		b.StopTimer()
-		s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"})
+		s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil)
 		b.StartTimer()
 	}
 }
@@ -50,7 +50,7 @@ func BenchmarkFinish(b *testing.B) {
 		b.StopTimer()
 		adm, _ := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
 		b.StartTimer()
-		if _, applied, err := s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}); err != nil || !applied {
+		if _, applied, err := s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil); err != nil || !applied {
 			b.Fatal(err)
 		}
 	}

@@ -69,7 +69,7 @@ func testListSummaries(t *testing.T, s store.Store) {
 	long := strings.Repeat("é", corral.SummaryChars+100)
 	e := submit(t, s, "sum", long)
 	out := strings.Repeat("o", 100000)
-	if _, _, err := s.Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusFailed, Error: long, Stdout: out, Stderr: out, Result: out, StdoutBytes: 100000, Ended: time.Now().UTC()}); err != nil {
+	if _, _, err := s.Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusFailed, Error: long, Stdout: out, Stderr: out, Result: out, StdoutBytes: 100000, Ended: time.Now().UTC()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListExecutions(ctx, store.ExecutionFilter{Agent: "sum"})
@@ -279,7 +279,7 @@ func testQueueDrains(t *testing.T, s store.Store) {
 		claimed[id]++
 		mu.Unlock()
 		<-release
-		if _, _, err := s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded}); err != nil {
+		if _, _, err := s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded}, nil); err != nil {
 			return err
 		}
 		done <- id

@@ -60,7 +60,7 @@ func testRunInfoSetsOnlyItsFields(t *testing.T, s store.Store) {
 		t.Fatal("run info of an unknown execution accepted")
 	}
 	// What was salvaged survives a finish that reports none of it.
-	done, applied, err := s.Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorCrash})
+	done, applied, err := s.Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorCrash}, nil)
 	if err != nil || !applied {
 		t.Fatalf("finish: %v, applied %v", err, applied)
 	}

@@ -101,7 +101,7 @@ func submitAndDrain(t *testing.T, ss []store.Store, name string, capacity, per i
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, _, err := ss[(i+j)%len(ss)].Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusSucceeded}); err != nil {
+					if _, _, err := ss[(i+j)%len(ss)].Finish(ctx, e.ID, &corral.Outcome{Status: corral.StatusSucceeded}, nil); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -203,7 +203,7 @@ func testSharedLabels(t *testing.T, ss []store.Store) {
 			if err != nil {
 				return nil
 			}
-			s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded})
+			s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded}, nil)
 			ran <- [2]string{e.Agent, worker}
 			return nil
 		}})

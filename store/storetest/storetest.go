@@ -58,6 +58,9 @@ func Run(t *testing.T, open Open) {
 		{"QueueDrainsThroughPromotions", testQueueDrains},
 		{"SessionRevocationIsKept", testSessionRevocation},
 		{"AgentConfinementIsKept", testAgentConfinementKept},
+		{"FinishRecordsTheNextAttemptOnce", testNextAttemptOnce},
+		{"DueAttemptTakesAFreeSlotOrQueues", testAdmitAttempt},
+		{"WaitingAttemptIsCancelledAtOnceAndKeepsItsAgent", testCancelWaiting},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +95,7 @@ func submit(t *testing.T, s store.Store, agentName, input string) *corral.Execut
 
 func finish(t *testing.T, s store.Store, id string, st corral.Status) (*corral.Execution, bool) {
 	t.Helper()
-	e, applied, err := s.Finish(ctx, id, &corral.Outcome{Status: st, Ended: time.Now().UTC()})
+	e, applied, err := s.Finish(ctx, id, &corral.Outcome{Status: st, Ended: time.Now().UTC()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +243,7 @@ func testFinishCAS(t *testing.T, s store.Store) {
 	if got, applied := finish(t, s, e2.ID, corral.StatusSucceeded); applied || got.Status != corral.StatusCancelled {
 		t.Fatalf("cancelled is not sticky: %s", got.Status)
 	}
-	if _, _, err := s.Finish(ctx, e2.ID, &corral.Outcome{Status: corral.StatusRunning}); err == nil {
+	if _, _, err := s.Finish(ctx, e2.ID, &corral.Outcome{Status: corral.StatusRunning}, nil); err == nil {
 		t.Fatal("finish with a non-terminal status accepted")
 	}
 	if n := len(slots(t, s, "c")); n != 0 {
@@ -541,7 +544,7 @@ func testEngine(t *testing.T, s store.Store) {
 		mu.Lock()
 		claims[id] += won
 		mu.Unlock()
-		s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded})
+		s.Finish(rctx, id, &corral.Outcome{Status: corral.StatusSucceeded}, nil)
 		done <- id
 		return nil
 	}})

@@ -103,6 +103,7 @@ func fromTurn(res *headless.Result) *corral.Outcome {
 		Stderr:      res.StderrTail,
 		StderrBytes: int64(len(res.StderrTail)),
 		Duration:    res.Duration,
+		ResetAt:     res.ResetAt,
 	}
 	if res.CostUSD != nil {
 		o.CostUSD = *res.CostUSD

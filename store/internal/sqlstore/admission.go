@@ -42,6 +42,9 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		Timeout:    sub.Timeout,
 		CreatedAt:  now,
 	}}
+	if n := a.Retry.Attempts(); n > 1 {
+		e.MaxAttempts = n
+	}
 	if e.Trigger == "" {
 		e.Trigger = corral.TriggerAPI
 	}

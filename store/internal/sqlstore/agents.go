@@ -89,7 +89,7 @@ func (s *Store[TTx]) DeleteAgent(ctx context.Context, name string) error {
 			return err
 		}
 		var busy int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_executions WHERE agent = $1 AND status IN ('queued','running')`, name).Scan(&busy); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_executions WHERE agent = $1 AND status IN ('queued','waiting','running')`, name).Scan(&busy); err != nil {
 			return err
 		}
 		if busy > 0 {

@@ -14,7 +14,7 @@ import (
 // Finish implements store.Store: a compare-and-set on the status, which
 // releases the execution's own slot and promotes queued work in the same
 // transaction.
-func (s *Store[TTx]) Finish(ctx context.Context, id string, o *corral.Outcome) (*corral.Execution, bool, error) {
+func (s *Store[TTx]) Finish(ctx context.Context, id string, o *corral.Outcome, next *store.NextAttempt) (*corral.Execution, bool, error) {
 	if !o.Status.Terminal() {
 		return nil, false, fmt.Errorf("finish execution %s: status %q is not terminal", id, o.Status)
 	}
@@ -31,6 +31,11 @@ func (s *Store[TTx]) Finish(ctx context.Context, id string, o *corral.Outcome) (
 			return nil // compare-and-set lost: the first terminal state stands
 		}
 		applied = true
+		if next != nil {
+			if err := s.nextAttempt(ctx, tx, e, next, o); err != nil {
+				return err
+			}
+		}
 		*local, err = s.finish(ctx, tx, e, o)
 		return err
 	})
@@ -92,7 +97,7 @@ func (s *Store[TTx]) RequestCancel(ctx context.Context, id string, now time.Time
 		switch {
 		case e.Status.Terminal():
 			return fmt.Errorf("execution %s is already %s: %w", id, e.Status, store.ErrConflict)
-		case e.Status == corral.StatusQueued || e.WorkerID == "":
+		case e.Status == corral.StatusQueued || e.Status == corral.StatusWaiting || e.WorkerID == "":
 			// Nothing runs yet: cancel it here, releasing an admitted slot.
 			*local, err = s.finish(ctx, tx, e, cancelledBeforeStart(now))
 			return err
