@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/service"
 )
 
@@ -68,6 +69,9 @@ func publicExecution(e *service.Execution) *service.Execution {
 	}
 	c := *e
 	c.LogPath, c.Handle = "", nil
+	if mutant.APISendsWorkerFields {
+		c.LogPath = e.LogPath
+	}
 	return &c
 }
 
