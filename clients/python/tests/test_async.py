@@ -99,7 +99,7 @@ def test_a_cancelled_follow_stops_at_once(service: Service, name: str) -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert time.monotonic() - t0 < 1
+        assert time.monotonic() - t0 < 5  # at once; generous for a loaded machine
         await c.cancel(e.id)
         assert (await c.wait(e.id, timeout=60)).status == "cancelled"
     run(main())
