@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/service"
 )
 
@@ -15,6 +16,9 @@ import (
 // it. (An execution is sent as it is: the domain record holds nothing
 // that only its worker needs.)
 func public(v any) any {
+	if mutant.APISendsEnvValues {
+		return v
+	}
 	switch v := v.(type) {
 	case *corral.Agent:
 		return publicAgent(v)

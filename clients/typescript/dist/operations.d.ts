@@ -1,0 +1,1 @@
+export declare const OPERATIONS: Readonly<Record<string, string>>;

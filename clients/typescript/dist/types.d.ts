@@ -1,0 +1,186 @@
+/** The statuses after which an execution never changes again. */
+export declare const TERMINAL_STATUSES: ReadonlySet<string>;
+/** A duration sent to the service: a Go duration string ("90s", "1h30m") or a number of seconds. */
+export type DurationLike = string | number;
+/** The confinement an agent asks for its runs (docs/sandbox.md). */
+export interface Sandbox {
+    mode?: "read-only" | "workspace";
+    writable?: string[];
+    deny_read?: string[];
+    network?: "none" | "host";
+    allow_hosts?: string[];
+    allow_unix_sockets?: string[];
+}
+/** What confined a run. */
+export interface SandboxReport {
+    mode: "read-only" | "workspace";
+    network: "none" | "host";
+    writable: string[] | null;
+    mechanisms: string[] | null;
+    landlock_abi?: number;
+    denied_hosts?: string[];
+}
+/** An agent: what runs its tasks, and its capacity. */
+export interface Agent {
+    name: string;
+    kind: "shell" | "headless";
+    shell?: string;
+    command?: string[];
+    workdir?: string;
+    env_names?: string[];
+    pass_env?: string[];
+    run_as?: string;
+    sandbox?: Sandbox;
+    labels?: string[];
+    max_parallel_tasks: number;
+    overflow: "reject" | "queue";
+    max_backlog: number;
+    timeout?: string;
+    stall_timeout?: string;
+    idle_timeout?: string;
+    grace?: string;
+    max_output?: number;
+    created_at: string;
+    updated_at: string;
+}
+/** The fields of an agent to create or change (env is write-only; in a change, a null value removes a variable). */
+export interface AgentFields {
+    shell?: string;
+    command?: string[];
+    workdir?: string;
+    env?: Record<string, string | null> | null;
+    pass_env?: string[];
+    run_as?: string;
+    sandbox?: Sandbox;
+    labels?: string[];
+    max_parallel_tasks?: number;
+    overflow?: "reject" | "queue";
+    max_backlog?: number;
+    timeout?: DurationLike;
+    stall_timeout?: DurationLike;
+    idle_timeout?: DurationLike;
+    grace?: DurationLike;
+    max_output?: number;
+    [field: string]: unknown;
+}
+/**
+ * One attempt of a task. In listings it is a summary (`summary` true: no
+ * stdout, stderr or result; input and error cut); `get` returns it whole.
+ */
+export interface Execution {
+    id: string;
+    agent: string;
+    trigger: "api" | "schedule" | "retry";
+    schedule_id?: string;
+    retry_of?: string;
+    fire_at?: string;
+    attempt: number;
+    input: string;
+    timeout?: string;
+    status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "rejected" | "interrupted";
+    error_type?: string;
+    error?: string;
+    exit_code?: number;
+    signal?: string;
+    result?: string;
+    session_id?: string;
+    num_turns?: number;
+    cost_usd?: number;
+    usage?: Record<string, unknown>;
+    finalized_by?: string;
+    stdout?: string;
+    stderr?: string;
+    stdout_bytes?: number;
+    stderr_bytes?: number;
+    output_truncated?: boolean;
+    log_note?: string;
+    containment?: string;
+    killed?: number;
+    reclaimed?: number;
+    sandbox?: SandboxReport;
+    user?: string;
+    slot?: number;
+    worker_id?: string;
+    cancel_requested?: boolean;
+    created_at: string;
+    admitted_at?: string;
+    started_at?: string;
+    finished_at?: string;
+    duration_ms?: number;
+    summary?: boolean;
+}
+/** A cron schedule of an agent's task. */
+export interface Schedule {
+    id: string;
+    agent: string;
+    cron: string;
+    time_zone: string;
+    input: string;
+    timeout?: string;
+    enabled: boolean;
+    missed: "skip" | "run_once";
+    next_fire_at?: string;
+    last_fire_at?: string;
+    last_execution_id?: string;
+    created_at: string;
+    updated_at: string;
+}
+/** The fields of a schedule to create or change. */
+export interface ScheduleFields {
+    cron?: string;
+    input?: string;
+    time_zone?: string;
+    timeout?: DurationLike;
+    enabled?: boolean;
+    missed?: "skip" | "run_once";
+    [field: string]: unknown;
+}
+/** A capacity slot held by a running execution. */
+export interface Slot {
+    slot: number;
+    execution_id: string;
+    since: string;
+}
+/** An agent's capacity, how much of it is used, and by whom. */
+export interface Slots {
+    agent: string;
+    capacity: number;
+    used: number;
+    slots: Slot[];
+}
+/** The answer of /readyz: `ready` false (not an exception) while the worker cannot take work. */
+export interface Readiness {
+    ready: boolean;
+    status: "ready" | "unavailable";
+    worker?: string;
+    reason?: string;
+}
+/** One page of a listing; `next_cursor` continues it ("" at the end). */
+export interface Page<T> {
+    items: T[];
+    next_cursor: string;
+}
+/** One record of an execution's log: `stream` is stdout, stderr, event (a line of a headless agent's stream) or system. */
+export interface LogEvent {
+    type: "log";
+    seq: number;
+    time: string;
+    stream: "stdout" | "stderr" | "event" | "system";
+    text: string;
+}
+/** The execution as it stands when a stream (or a resumed stream) opens. */
+export interface StatusEvent {
+    type: "status";
+    execution: Execution;
+}
+/** The finished execution: the last event of a followed stream. */
+export interface EndEvent {
+    type: "end";
+    execution: Execution;
+}
+/** The last event of a replay (`logs`) of an unfinished execution. */
+export interface ReplayedEvent {
+    type: "replayed";
+    execution: Execution;
+}
+export type Event = StatusEvent | LogEvent | EndEvent | ReplayedEvent;

@@ -1,0 +1,127 @@
+// The errors of the client: what the service answered, or why it could
+// not be asked. Each message says what to do next.
+import type { Execution } from "./types.js";
+
+/** Every error of this package. */
+export class CorralError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** An error answered by the service: `status` (HTTP), `code` (the service's error code, docs/api.md), `message` (its sentence). */
+export class APIError extends CorralError {
+  readonly status: number;
+  readonly code: string;
+  /** The service's own sentence (`message` may add what to do). */
+  readonly serviceMessage: string;
+  readonly body: Record<string, unknown>;
+  /** Seconds the service asked to wait before trying again, when it said. */
+  readonly retryAfter: number | undefined;
+
+  constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}, retryAfter?: number, text?: string) {
+    super(text ?? message);
+    this.status = status;
+    this.code = code;
+    this.serviceMessage = message;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** 400 invalid (also 413 too_large, 415 bad_content_type): the request is wrong; the service's message says how. */
+export class BadRequest extends APIError {}
+
+/** 401: no token, or a wrong one. */
+export class Unauthorized extends APIError {
+  constructor(status: number, code: string, message: string, body?: Record<string, unknown>, retryAfter?: number) {
+    super(status, code, message, body, retryAfter,
+      `${message} — pass {token}, set CORRAL_TOKEN, or point {dataDir} (CORRAL_DATA) at the service's data directory, whose file 'token' holds it`);
+  }
+}
+
+/** 403 cross_origin or 421 bad_host: name the service by a loopback name, an IP address or one of its --public-host names. */
+export class Forbidden extends APIError {}
+
+/** 404: no such agent, execution, schedule or route. */
+export class NotFound extends APIError {}
+
+/** 409: `code` says which — exists, busy (cancel or wait for the agent's work), conflict (already finished, or not yet), limit. */
+export class Conflict extends APIError {}
+
+/**
+ * 429 at_capacity: the agent had no free slot (and no room in its queue).
+ * `running`/`capacity` are the agent's N/N, `queued`/`maxBacklog` its
+ * queue when it queues, `execution` the rejected execution the service
+ * recorded. `retryAfter` is the service's Retry-After when it sends one
+ * (it does not today): otherwise retry once a run of the agent has
+ * finished, or raise its max_parallel_tasks, or give it overflow "queue".
+ */
+export class AtCapacity extends APIError {
+  readonly running: number | undefined;
+  readonly capacity: number | undefined;
+  readonly queued: number | undefined;
+  readonly maxBacklog: number | undefined;
+  readonly execution: Execution | undefined;
+
+  constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}, retryAfter?: number) {
+    const wait = retryAfter ? `retry in ${retryAfter}s` : "retry once one of its runs has finished";
+    super(status, code, message, body, retryAfter,
+      `${message}: ${wait}, or raise the agent's max_parallel_tasks, or give it overflow "queue"`);
+    const p = /\((\d+)\/(\d+) parallel/.exec(message);
+    this.running = p ? Number(p[1]) : undefined;
+    this.capacity = p ? Number(p[2]) : undefined;
+    const q = /\((\d+)\/(\d+) queued/.exec(message);
+    this.queued = q ? Number(q[1]) : undefined;
+    this.maxBacklog = q ? Number(q[2]) : undefined;
+    this.execution = body.execution as Execution | undefined;
+  }
+}
+
+/** 429 locked_out: too many wrong tokens came from this address; wait `retryAfter` seconds (and fix the token). */
+export class LockedOut extends APIError {}
+
+/** 503: the service is shutting down (or not ready); retry after its restart, or on another worker. */
+export class Unavailable extends APIError {}
+
+/** 500 (or any other status): the service itself failed; its log has the cause under the id in the message. */
+export class ServerError extends APIError {}
+
+/** The service could not be reached (or the connection broke). */
+export class Unreachable extends CorralError {}
+
+/** A call did not complete within its timeout. */
+export class Timeout extends CorralError {}
+
+/** `wait` ran out of time: `execution` is the execution as last seen (wait again, or cancel it). */
+export class WaitTimeout extends Timeout {
+  readonly execution: Execution | undefined;
+  constructor(message: string, execution: Execution | undefined) {
+    super(message);
+    this.execution = execution;
+  }
+}
+
+type ErrorClass = new (status: number, code: string, message: string, body?: Record<string, unknown>, retryAfter?: number) => APIError;
+
+const byStatus: Record<number, ErrorClass> = {
+  400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+  413: BadRequest, 415: BadRequest, 421: Forbidden, 503: Unavailable,
+};
+
+/** The error for an error answer of the service. */
+export function errorFor(status: number, headers: Headers, text: string, what: string): APIError {
+  let body: Record<string, unknown> = {};
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === "object") body = v as Record<string, unknown>;
+  } catch { /* not JSON: the message says what came */ }
+  const err = (body.error && typeof body.error === "object" ? body.error : {}) as { code?: string; message?: string };
+  const code = String(err.code ?? "");
+  const message = String(err.message ?? "") || `corral service answered ${status} to ${what}: ${text.slice(0, 200).trim()}`;
+  const ra = headers.get("retry-after");
+  const retryAfter = ra && !Number.isNaN(Number(ra)) ? Number(ra) : undefined;
+  const cls = status === 429 ? (code === "locked_out" ? LockedOut : AtCapacity) : (byStatus[status] ?? ServerError);
+  return new cls(status, code, message, body, retryAfter);
+}

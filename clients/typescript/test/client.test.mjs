@@ -1,0 +1,317 @@
+// The client against a real `corral serve`; at the end, every operation
+// of docs/openapi.yaml must have been exercised.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import * as cc from "../dist/index.js";
+import { Service } from "./service.mjs";
+import { documentedOperations } from "./operations.mjs";
+
+const seen = new Set();
+const observer = (call) => seen.add(call.op);
+let svc;
+let n = 0;
+const name = (base) => `${base}-${++n}`;
+const client = (o = {}) => new cc.Client({ url: svc.url, token: svc.token, observer, ...o });
+
+before(async () => {
+  svc = new Service();
+  await svc.start();
+});
+
+after(async () => {
+  await svc.finish();
+});
+
+describe("against a real service", () => {
+  test("health, ready and metrics", async () => {
+    const c = client();
+    assert.deepEqual(await c.health(), { status: "ok" });
+    const r = await c.ready();
+    assert.equal(r.ready, true);
+    assert.ok(r.worker);
+    assert.match(await c.metrics(), /corral_executions/);
+  });
+
+  test("agent lifecycle", async () => {
+    const c = client();
+    const a = name("agent");
+    const got = await c.createAgent(a, "shell", { max_parallel_tasks: 2, timeout: 300, env: { TS_SECRET: "v" } });
+    assert.equal(got.name, a);
+    assert.equal(got.timeout, "5m0s");
+    assert.deepEqual(got.env_names, ["TS_SECRET"]);
+    assert.ok((await c.agents()).some((x) => x.name === a));
+    assert.equal((await c.agent(a)).max_parallel_tasks, 2);
+    const u = await c.updateAgent(a, { max_parallel_tasks: 3, env: { TS_SECRET: null, OTHER: "x" } });
+    assert.equal(u.max_parallel_tasks, 3);
+    assert.deepEqual(u.env_names, ["OTHER"]);
+    assert.deepEqual(await c.slots(a), { agent: a, capacity: 3, used: 0, slots: [] });
+    await c.deleteAgent(a);
+    await assert.rejects(c.agent(a), cc.NotFound);
+  });
+
+  test("submit, follow, wait, get, logs", async () => {
+    const c = client();
+    const a = name("run");
+    await c.createAgent(a, "shell");
+    const e = await c.submit(a, "for i in 1 2 3; do echo line $i; sleep 0.2; done; echo oops >&2", {
+      timeout: "30s", traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+    assert.ok(["running", "queued"].includes(e.status));
+    assert.equal(e.timeout, "30s");
+    const events = [];
+    for await (const ev of c.follow(e.id)) events.push(ev);
+    assert.equal(events[0].type, "status");
+    assert.equal(events.at(-1).type, "end");
+    assert.equal(events.at(-1).execution.status, "succeeded");
+    const logs = events.filter((ev) => ev.type === "log");
+    assert.deepEqual(logs.filter((ev) => ev.stream === "stdout").map((ev) => ev.text), ["line 1", "line 2", "line 3"]);
+    assert.deepEqual(logs.map((ev) => ev.seq), logs.map((_, i) => i + 1));
+    const done = await c.wait(e.id, 60_000);
+    assert.equal(done.exit_code, 0);
+    const whole = await c.get(e.id);
+    assert.equal(whole.stdout, "line 1\nline 2\nline 3\n");
+    assert.equal(whole.stderr, "oops\n");
+    const replay = [];
+    for await (const ev of c.logs(e.id, { after: 2 })) replay.push(ev);
+    assert.equal(replay.find((ev) => ev.type === "log").seq, 3);
+    assert.equal(replay.at(-1).type, "end");
+  });
+
+  test("logs of a running execution end with replayed; a follow stops when its signal aborts", async () => {
+    const c = client();
+    const a = name("live");
+    await c.createAgent(a, "shell");
+    const e = await c.submit(a, "echo started; sleep 60");
+    const ctl = new AbortController();
+    const got = [];
+    const reading = (async () => {
+      for await (const ev of c.follow(e.id, { signal: ctl.signal })) {
+        got.push(ev);
+        if (ev.type === "log" && ev.text === "started") ctl.abort(new Error("enough"));
+      }
+    })();
+    await assert.rejects(reading, /enough/);
+    assert.ok(got.some((ev) => ev.type === "log" && ev.text === "started"));
+    const replay = [];
+    for await (const ev of c.logs(e.id)) replay.push(ev);
+    assert.equal(replay.at(-1).type, "replayed");
+    await c.cancel(e.id);
+    assert.equal((await c.wait(e.id, 60_000)).status, "cancelled");
+  });
+
+  test("cancel, retry and conflict", async () => {
+    const c = client();
+    const a = name("cancel");
+    await c.createAgent(a, "shell");
+    const e = await c.submit(a, "sleep 60");
+    assert.equal((await c.cancel(e.id)).id, e.id);
+    const end = await c.wait(e.id, 60_000);
+    assert.equal(end.status, "cancelled");
+    await assert.rejects(c.cancel(e.id), (err) => err instanceof cc.Conflict && err.status === 409 && err.code === "conflict");
+    const r = await c.retry(e.id);
+    assert.equal(r.trigger, "retry");
+    assert.equal(r.retry_of, e.id);
+    await c.cancel(r.id);
+    await c.wait(r.id, 60_000);
+  });
+
+  test("wait times out with the execution as last seen", async () => {
+    const c = client();
+    const a = name("wait");
+    await c.createAgent(a, "shell");
+    const e = await c.submit(a, "sleep 60");
+    const t0 = Date.now();
+    await assert.rejects(c.wait(e.id, 500), (err) => err instanceof cc.WaitTimeout && err instanceof cc.Timeout &&
+      ["running", "queued"].includes(err.execution?.status) && /wait again, or cancel it/.test(err.message));
+    assert.ok(Date.now() - t0 < 10_000);
+    await c.cancel(e.id);
+    await c.wait(e.id, 60_000);
+  });
+
+  test("executions iterates every page", async () => {
+    const c = client();
+    const a = name("pages");
+    await c.createAgent(a, "shell", { max_parallel_tasks: 5 });
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push((await c.submit(a, `echo ${i}`)).id);
+    for (const id of ids) await c.wait(id, 60_000);
+    const got = [];
+    for await (const e of c.executions({ agent: a, pageSize: 2, since: new Date(Date.now() - 3600_000) })) got.push(e);
+    assert.deepEqual(got.map((e) => e.id), [...ids].reverse());
+    assert.ok(got.every((e) => e.summary));
+    const none = [];
+    for await (const e of c.executions({ agent: a, status: ["failed", "cancelled"], until: new Date(Date.now() + 3600_000).toISOString() })) none.push(e);
+    assert.deepEqual(none, []);
+    const page = await c.executionPage({ agent: a, pageSize: 2 });
+    assert.equal(page.items.length, 2);
+    assert.ok(page.next_cursor);
+  });
+
+  test("schedules: create, list, get, update, trigger, delete", async () => {
+    const c = client();
+    const a = name("sched");
+    await c.createAgent(a, "shell");
+    const s = await c.createSchedule(a, "@hourly", "echo scheduled", { time_zone: "Europe/Paris", enabled: false, missed: "run_once" });
+    assert.match(s.id, /^sch_/);
+    assert.equal(s.enabled, false);
+    const s2 = await c.createSchedule(a, "0 9 * * 1-5", "echo two");
+    const mine = [];
+    for await (const x of c.schedules(a, { pageSize: 1 })) mine.push(x.id);
+    assert.deepEqual(mine, [s.id, s2.id]);
+    const all = [];
+    for await (const x of c.schedules()) all.push(x.id);
+    assert.ok(all.includes(s.id) && all.includes(s2.id));
+    assert.equal((await c.schedule(a, s.id)).time_zone, "Europe/Paris");
+    const u = await c.updateSchedule(a, s.id, { enabled: true, cron: "@daily", timeout: "20s" });
+    assert.equal(u.enabled, true);
+    assert.equal(u.timeout, "20s");
+    const e = await c.trigger(a, s.id);
+    assert.equal(e.trigger, "schedule");
+    assert.equal(e.schedule_id, s.id);
+    assert.equal((await c.wait(e.id, 60_000)).status, "succeeded");
+    await c.deleteSchedule(a, s.id);
+    await assert.rejects(c.schedule(a, s.id), cc.NotFound);
+    assert.deepEqual((await c.schedulePage(a)).items.map((x) => x.id), [s2.id]);
+  });
+
+  test("capacity refusal says N/N", async () => {
+    const c = client();
+    const a = name("capacity");
+    await c.createAgent(a, "shell", { max_parallel_tasks: 1 });
+    const first = await c.submit(a, "sleep 60");
+    const err = await c.submit(a, "true").then(() => assert.fail("a second task was admitted"), (e) => e);
+    assert.ok(err instanceof cc.AtCapacity && err instanceof cc.APIError);
+    assert.equal(err.status, 429);
+    assert.equal(err.code, "at_capacity");
+    assert.equal(err.running, 1);
+    assert.equal(err.capacity, 1);
+    assert.equal(err.execution.status, "rejected");
+    assert.equal(err.retryAfter, undefined);
+    assert.match(err.message, /1\/1.*overflow "queue"/);
+    assert.equal((await c.slots(a)).slots[0].execution_id, first.id);
+    await assert.rejects(c.deleteAgent(a), (e) => e instanceof cc.Conflict && e.code === "busy");
+    await c.cancel(first.id);
+    await c.wait(first.id, 60_000);
+  });
+
+  test("bad input is a BadRequest with the service's message", async () => {
+    const c = client();
+    const a = name("bad");
+    await assert.rejects(c.createAgent(a, "nonsense"), (e) => e instanceof cc.BadRequest && e.code === "invalid" && /kind/.test(e.message));
+    await c.createAgent(a, "shell");
+    await assert.rejects(c.submit(a, ""), (e) => e instanceof cc.BadRequest && /input is empty/.test(e.serviceMessage));
+    await assert.rejects(c.submit(a, "true", { labels: ["gpu"] }), /unknown field/);
+    await assert.rejects(c.createSchedule(a, "not a cron", "x"), cc.BadRequest);
+    await assert.rejects(c.createAgent(a, "shell"), (e) => e instanceof cc.Conflict && e.code === "exists");
+    await assert.rejects(c.get("0".repeat(20)), cc.NotFound);
+    assert.throws(() => c.submit(a, 42), TypeError);
+  });
+
+  test("the token comes from the argument, the environment or the data directory", async () => {
+    const saved = { ...process.env };
+    try {
+      for (const k of ["CORRAL_TOKEN", "CORRAL_DATA", "CORRAL_ADDR", "XDG_DATA_HOME"]) delete process.env[k];
+      await assert.rejects(new cc.Client({ url: svc.url, token: "wrong" }).agents(), (e) => e instanceof cc.Unauthorized && /CORRAL_TOKEN/.test(e.message));
+      process.env.CORRAL_ADDR = svc.url.replace("http://", "");
+      process.env.CORRAL_DATA = svc.data;
+      assert.equal(await new cc.Client().tokenInUse(), svc.token);
+      await new cc.Client().agents();
+      delete process.env.CORRAL_DATA;
+      assert.equal(await new cc.Client({ dataDir: svc.data }).tokenInUse(), svc.token);
+      const xdg = mkdtempSync(join(tmpdir(), "corral-ts-xdg-"));
+      mkdirSync(join(xdg, "corral"));
+      writeFileSync(join(xdg, "corral", "token"), svc.token + "\n");
+      process.env.XDG_DATA_HOME = xdg;
+      assert.equal(await new cc.Client().tokenInUse(), svc.token);
+      process.env.CORRAL_TOKEN = "from-env";
+      assert.equal(await new cc.Client().tokenInUse(), "from-env");
+      assert.equal(await new cc.Client({ token: "from-arg" }).tokenInUse(), "from-arg");
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+
+  test("an unreachable service and a silent one fail within the timeout", async () => {
+    const { createServer } = await import("node:net");
+    const sockets = [];
+    const server = createServer((s) => sockets.push(s)); // accepts, never answers
+    await new Promise((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address();
+    try {
+      const t0 = Date.now();
+      await assert.rejects(new cc.Client({ url: `127.0.0.1:${port}`, token: "t", timeoutMs: 500 }).health(),
+        (e) => e instanceof cc.Timeout && /within 500 ms/.test(e.message));
+      assert.ok(Date.now() - t0 < 5000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    }
+    await assert.rejects(new cc.Client({ url: `127.0.0.1:${port}`, token: "t" }).health(),
+      (e) => e instanceof cc.Unreachable && /is `corral serve` running/.test(e.message));
+  });
+});
+
+describe("a service of its own", () => {
+  test("a follow survives a restart of the service", async () => {
+    const own = new Service(["--shutdown-timeout", "2s"]);
+    await own.start();
+    try {
+      const resumedFrom = [];
+      const c = new cc.Client({
+        url: own.url, token: own.token, reconnectForMs: 120_000,
+        observer: (call) => { seen.add(call.op); const h = call.headers?.["Last-Event-ID"]; if (h) resumedFrom.push(Number(h)); },
+      });
+      const a = name("restart");
+      await c.createAgent(a, "shell");
+      const lines = 640; // 640 lines of 50 kB: 32 MB, more than the loopback buffers hold
+      const e = await c.submit(a, `s=$(head -c 50000 /dev/zero | tr '\\0' x); for i in $(seq ${lines}); do echo "$i $s"; done`);
+      const stream = c.follow(e.id);
+      const seqs = [];
+      const outs = [];
+      for (;;) {
+        const { value: ev } = await stream.next();
+        if (ev.type === "log") {
+          seqs.push(ev.seq);
+          if (ev.stream === "stdout") outs.push(Number(ev.text.split(" ")[0]));
+          if (outs.length === 3) break;
+        }
+      }
+      assert.equal((await c.wait(e.id, 120_000)).status, "succeeded");
+      await own.stop();
+      await own.start();
+      let last;
+      for (let r = await stream.next(); !r.done; r = await stream.next()) {
+        const ev = r.value;
+        if (ev.type === "log") {
+          seqs.push(ev.seq);
+          if (ev.stream === "stdout") outs.push(Number(ev.text.split(" ")[0]));
+        }
+        last = ev;
+      }
+      assert.equal(last.type, "end");
+      assert.equal(last.execution.status, "succeeded");
+      assert.deepEqual(outs, Array.from({ length: lines }, (_, i) => i + 1), "a line was lost or repeated across the restart");
+      assert.deepEqual(seqs, seqs.map((_, i) => i + 1));
+      const resumed = resumedFrom.filter((r) => seqs.includes(r));
+      assert.ok(resumed.length > 0 && resumed[0] > 3, `resumed from ${resumedFrom}`);
+    } finally {
+      await own.finish();
+    }
+  });
+});
+
+test("every documented operation has a method, and the tests exercised each", () => {
+  const ops = documentedOperations();
+  assert.ok(ops.size >= 20, `read only ${ops.size} operations`);
+  assert.deepEqual([...Object.keys(cc.OPERATIONS)].sort(), [...ops].sort());
+  for (const [op, method] of Object.entries(cc.OPERATIONS)) {
+    assert.equal(typeof cc.Client.prototype[method], "function", `Client has no ${method} for ${op}`);
+  }
+  const missing = [...ops].filter((op) => !seen.has(op));
+  assert.deepEqual(missing, [], `no test exercised ${missing}`);
+});
