@@ -360,6 +360,11 @@ func probeAgents(p *probe, dir, fakeagent string) {
 		"grace": "1s", "max_output": 64,
 	}, 201)
 	p.send("POST", "/v1/agents", map[string]any{
+		"name": "again", "kind": "shell", "labels": []string{"probe"}, "max_attempts": 2, "retry_on": []string{"exit"},
+		"retry_backoff": "1h", "retry_max_backoff": "2h",
+	}, 201)
+	p.send("POST", "/v1/agents", map[string]any{"name": "bad-retry", "kind": "shell", "max_attempts": 2, "retry_on": []string{"auth"}}, 400)
+	p.send("POST", "/v1/agents", map[string]any{
 		"name": "box", "kind": "shell", "workdir": work, "labels": []string{"probe"},
 		"sandbox": map[string]any{"mode": "workspace", "network": "host", "writable": []string{filepath.Join(work, "out")},
 			"deny_read": []string{filepath.Join(work, "hidden")}},
@@ -371,12 +376,13 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	}, 201)
 	p.send("POST", "/v1/agents", map[string]any{
 		"name": "hl", "kind": "headless", "labels": []string{"probe"}, "command": []string{fakeagent, "--", "{{prompt}}"},
+		"resume": true, "resume_prompt": "Go on.",
 	}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "one", "kind": "shell", "labels": []string{"probe"}, "max_parallel_tasks": 1}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "sh", "kind": "shell"}, 409)
 	p.send("POST", "/v1/agents", []byte(`{"name": "bad", "kind": "shell", "bogus": 1}`), 400)
-	if len(p.get("/v1/agents")["agents"].([]any)) != 5 {
-		p.t.Fatal("the listing does not hold the 5 agents")
+	if len(p.get("/v1/agents")["agents"].([]any)) != 6 {
+		p.t.Fatal("the listing does not hold the 6 agents")
 	}
 	p.send("GET", "/v1/agents/nobody", nil, 404)
 	sh := p.get("/v1/agents/sh")
@@ -389,6 +395,9 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	hl := p.get("/v1/agents/hl")
 	hl["max_parallel_tasks"] = 2
 	p.send("PATCH", "/v1/agents/hl", hl, 200)
+	again := p.get("/v1/agents/again")
+	again["max_attempts"] = 3
+	p.send("PATCH", "/v1/agents/again", again, 200)
 	box := p.get("/v1/agents/box")
 	box["grace"] = 2
 	p.send("PATCH", "/v1/agents/box", box, 200)
@@ -461,6 +470,17 @@ func probeExecutions(p *probe, exempt map[string]string) {
 	p.send("POST", "/v1/executions/nobody/cancel", nil, 404)
 	p.send("DELETE", "/v1/agents/one", nil, 204)
 
+	// A run its agent retries: the attempt after it waits for its time.
+	first := p.finish(p.send("POST", "/v1/agents/again/tasks", map[string]any{"input": "exit 4"}, 202)["id"].(string))
+	if first["retried_by"] == nil {
+		p.t.Fatalf("a failed run of an agent that retries it: %v", first)
+	}
+	if w := p.get("/v1/executions/" + first["retried_by"].(string)); w["status"] != "waiting" || w["next_attempt_at"] == nil {
+		p.t.Fatalf("its next attempt: %v", w)
+	}
+	if c := p.send("POST", "/v1/executions/"+first["id"].(string)+"/cancel", nil, 202); c["status"] != "cancelled" {
+		p.t.Errorf("the cancel of a run through its first attempt: %v", c)
+	}
 	retry := p.send("POST", "/v1/executions/"+failed["id"].(string)+"/retry", nil, 202)
 	p.finish(retry["id"].(string))
 	p.send("POST", "/v1/executions/nobody/retry", nil, 404)
