@@ -107,7 +107,7 @@ func CheckListen(addr, token string) error {
 	if isLoopbackHost(host) {
 		return nil
 	}
-	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
+	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token-file or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
 }
 
 // isLoopbackHost reports whether host (a name or an address, without a
