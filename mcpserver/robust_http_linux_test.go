@@ -249,6 +249,41 @@ func TestHTTPCallsRunInArrivalOrder(t *testing.T) {
 	}
 }
 
+// Many calls posted one after another while the first runs: they run in
+// the order they were posted.
+func TestHTTPManyQueuedCallsRunInArrivalOrder(t *testing.T) {
+	srv, hs, _ := httpServer(t, HTTPOptions{})
+	h := &rawHTTP{t: t, url: hs.URL}
+	h.initialize()
+	l := srv.links.get(httpLink(h.sid))
+	arrived := func() uint64 {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.seq
+	}
+	out := t.TempDir() + "/order"
+	var wg sync.WaitGroup
+	var want strings.Builder
+	for i := range 25 {
+		cmd := fmt.Sprintf("echo %d >> %s", i, out)
+		if i == 0 {
+			cmd = "sleep 2"
+		} else {
+			fmt.Fprintf(&want, "%d\n", i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.post(context.Background(), callLine(i, "run_command", map[string]any{"command": cmd}))
+		}()
+		testutil.WaitFor(t, 10*time.Second, "the call received", func() bool { return arrived() == uint64(i+1) })
+	}
+	wg.Wait()
+	if b, _ := os.ReadFile(out); string(b) != want.String() {
+		t.Errorf("ran in the order %q", b)
+	}
+}
+
 // The TypeScript SDK's client.close() and the Inspector close their event
 // stream and never send DELETE: their sessions, and the jobs in them, ran
 // until --idle (30 minutes).

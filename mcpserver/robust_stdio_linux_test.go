@@ -176,6 +176,30 @@ func TestStdioCallsRunInArrivalOrderAndTimeoutsCountFromArrival(t *testing.T) {
 	}
 }
 
+// Many calls queued behind a running command: the SDK starts their
+// handlers in no particular order, and they still run in the order they
+// arrived.
+func TestStdioManyQueuedCallsRunInArrivalOrder(t *testing.T) {
+	r := startRaw(t)
+	r.initialize()
+	log := t.TempDir() + "/order"
+	var batch, want strings.Builder
+	batch.WriteString(callLine(0, "run_command", map[string]any{"command": "sleep 1"}) + "\n")
+	for i := 1; i <= 30; i++ {
+		batch.WriteString(callLine(i, "run_command", map[string]any{"command": fmt.Sprintf("echo %d >> %s", i, log)}) + "\n")
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	r.send(strings.TrimSuffix(batch.String(), "\n"))
+	for n := 0; n < 31; n++ {
+		if _, ok := r.next(60 * time.Second); !ok {
+			t.Fatalf("got %d of 31 responses", n)
+		}
+	}
+	if b, _ := os.ReadFile(log); string(b) != want.String() {
+		t.Errorf("commands ran in the order %q", b)
+	}
+}
+
 // The server sent a result for a call the client had cancelled.
 func TestStdioCancelledCallGetsNoResponseAndItsCommandStops(t *testing.T) {
 	r := startRaw(t)

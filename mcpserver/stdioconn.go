@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/mcpserver/internal/wire"
 )
 
@@ -84,6 +85,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		var tooLong *wire.TooLongError
 		if errors.As(l.err, &tooLong) {
+			if mutant.OversizedIDDropped {
+				tooLong.ID = nil
+			}
 			c.reject(&wire.Error{ID: tooLong.ID, Code: wire.CodeInvalidRequest, Message: "invalid request: the message is longer than the 8 MiB limit; commands are limited to 1 MiB: write a long script to a file and run the file"})
 			continue
 		}
