@@ -88,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 		Instructions: instructions,
 	})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	shell.ReapStale() // a server killed before this one left its sessions' state
 	s.addTools()
 	return s, nil
 }

@@ -57,7 +57,9 @@ open for --client-idle (the TypeScript SDK and the Inspector close their
 stream and never send DELETE), or after --idle without requests. On SIGTERM
 or SIGINT corral stops taking calls, stops the commands in flight and
 answers them with an error result, ends every session with its jobs,
-removes its temporary files, and exits 0.
+removes its temporary files, and exits 0. Sessions' state and job logs are
+private to their user; what a killed server (SIGKILL) left is removed at
+the next start.
 
 Malformed messages get a JSON-RPC error and the connection goes on. Limits:
 8 MiB per message, 1 MiB per command, --output-chars-cap characters of

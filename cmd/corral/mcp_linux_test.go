@@ -209,3 +209,113 @@ func errorsAs(err error, ee **exec.ExitError) bool {
 	*ee = e
 	return ok
 }
+
+// stateOf lists the state directories (session snapshots, outputs and job
+// logs) in dir that name pid as their owner.
+func stateOf(dir string, pid int) []string {
+	var out []string
+	for _, p := range []string{"corral-session-", "corral-shell-"} {
+		m, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s*.%d.*", p, pid)))
+		out = append(out, m...)
+	}
+	return out
+}
+
+// memTempDir returns a temporary directory on a memory file system, where
+// corral keeps sessions' state when XDG_RUNTIME_DIR names one, or skips.
+func memTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "corral-test-")
+	if err != nil {
+		t.Skipf("SKIP: no writable /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// After corral mcp was SIGKILLed, its sessions' state (their variables,
+// exported secrets included) and its job logs stayed forever, and no later
+// start removed them. The next start removes a dead server's state, and
+// leaves a live one's alone; a server that ends removes its own.
+func TestMCPKilledLeavesNoStateAfterTheNextStart(t *testing.T) {
+	tmp := memTempDir(t)
+	env := []string{"TMPDIR=" + tmp, "XDG_RUNTIME_DIR=" + tmp}
+	withJob := func(s *mcpServer) {
+		cs, err := s.connect(t, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		run(t, cs, "export SECRET=s3cret", false)
+		run(t, cs, "echo job output; sleep 300", true)
+	}
+	dead := startMCP(t, env, nil)
+	withJob(dead)
+	live := startMCP(t, env, nil)
+	withJob(live)
+	deadPid, livePid := dead.cmd.Process.Pid, live.cmd.Process.Pid
+	deadState, liveState := stateOf(tmp, deadPid), stateOf(tmp, livePid)
+	if len(deadState) != 2 || len(liveState) != 2 {
+		t.Fatalf("state directories: the first server's %v, the second's %v", deadState, liveState)
+	}
+	for _, d := range append(deadState, liveState...) {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want mode 0700", d, fi.Mode(), err)
+		}
+		files, _ := filepath.Glob(filepath.Join(d, "*"))
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want 0600", f, fi.Mode().Perm())
+			}
+		}
+	}
+	dead.cmd.Process.Kill()
+	dead.cmd.Wait()
+	if left := stateOf(tmp, deadPid); len(left) != 2 {
+		t.Fatalf("after SIGKILL: %v", left)
+	}
+	next := startMCP(t, env, nil)
+	if left := stateOf(tmp, deadPid); len(left) != 0 {
+		t.Errorf("the next start left the killed server's state: %v", left)
+	}
+	if now := stateOf(tmp, livePid); len(now) != 2 {
+		t.Errorf("the live server's state was touched: %v", now)
+	}
+	for _, s := range []*mcpServer{live, next} {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		s.cmd.Wait()
+		if left := stateOf(tmp, s.cmd.Process.Pid); len(left) != 0 {
+			t.Errorf("a server that ended left its state: %v", left)
+		}
+	}
+}
+
+// The same for corral shell: a killed one's session state and job logs go
+// at the next start.
+func TestShellKilledLeavesNoStateAfterTheNextStart(t *testing.T) {
+	tmp := memTempDir(t)
+	cmd := exec.Command(corralBin, "shell")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_RUNTIME_DIR="+tmp)
+	in, _ := cmd.StdinPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	fmt.Fprintln(in, "export SECRET=s3cret")
+	fmt.Fprintln(in, ":bg sleep 300")
+	pid := cmd.Process.Pid
+	testutil.WaitFor(t, 30*time.Second, "the session and the job's log", func() bool { return len(stateOf(tmp, pid)) == 2 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	next := exec.Command(corralBin, "shell", "-c", "true")
+	next.Env = cmd.Env
+	if out, err := next.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if left := stateOf(tmp, pid); len(left) != 0 {
+		t.Errorf("the next start left the killed shell's state: %v", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "corral-*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
