@@ -53,20 +53,12 @@ func (s *idScanner) step(c byte) {
 		return
 	}
 	if s.inString {
-		switch {
-		case s.escaped:
-			s.escaped = false
-		case c == '\\':
-			s.escaped = true
-		case c == '"':
-			s.inString = false
-			if s.depth == 1 && s.expect == 'k' {
-				s.isID = string(s.key) == "id"
-				s.expect = ':'
-				return
-			}
+		if s.stringEnds(c) && s.depth == 1 && s.expect == 'k' {
+			s.isID = string(s.key) == "id"
+			s.expect = ':'
+			return
 		}
-		if s.depth == 1 && s.expect == 'k' && len(s.key) <= 2 {
+		if s.inString && s.depth == 1 && s.expect == 'k' && len(s.key) <= 2 {
 			s.key = append(s.key, c)
 		}
 		return
@@ -106,6 +98,20 @@ func (s *idScanner) step(c byte) {
 	}
 }
 
+// stringEnds takes c inside a string and reports whether it closes it.
+func (s *idScanner) stringEnds(c byte) bool {
+	switch {
+	case s.escaped:
+		s.escaped = false
+	case c == '\\':
+		s.escaped = true
+	case c == '"':
+		s.inString = false
+		return true
+	}
+	return false
+}
+
 // startValue begins a top-level value: kept when it is the id's.
 func (s *idScanner) startValue(c byte) {
 	s.expect = ','
@@ -121,13 +127,7 @@ func (s *idScanner) startValue(c byte) {
 func (s *idScanner) valueByte(c byte) {
 	if s.inString {
 		s.keep(c)
-		switch {
-		case s.escaped:
-			s.escaped = false
-		case c == '\\':
-			s.escaped = true
-		case c == '"':
-			s.inString = false
+		if s.stringEnds(c) {
 			s.endValue()
 		}
 		return
