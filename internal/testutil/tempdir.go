@@ -17,17 +17,19 @@ import (
 // directories.
 func IsolateTemp() (leftovers func() error) {
 	var dirs []string
-	set := func(name, base string) {
+	set := func(name, base string, mode os.FileMode) {
 		dir, err := os.MkdirTemp(base, "corral-suite-")
 		if err != nil {
 			return
 		}
 		dirs = append(dirs, dir)
+		os.Chmod(dir, mode)
 		os.Setenv(name, dir)
 	}
-	set("TMPDIR", "")
+	// Like /tmp, open to the other users that tests run commands as.
+	set("TMPDIR", "", os.ModeSticky|0o777)
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		set("XDG_RUNTIME_DIR", "/dev/shm")
+		set("XDG_RUNTIME_DIR", "/dev/shm", 0o700)
 	}
 	return func() error {
 		var left []string
