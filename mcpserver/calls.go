@@ -2,7 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"time"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -12,45 +12,36 @@ type callCtx struct {
 	cancel context.CancelCauseFunc
 }
 
-// arrivalKey holds, in a call's context, when the call arrived at the
-// transport.
-type arrivalKey struct{}
-
-// arrivedAt returns when the call of ctx arrived at the transport; the zero
-// time when no transport said.
-func arrivedAt(ctx context.Context) time.Time {
-	t, _ := ctx.Value(arrivalKey{}).(time.Time)
-	return t
-}
-
 // callMiddleware runs around every tool call: it refuses calls once
 // Shutdown began, registers the call so that Shutdown can cancel it, and
-// holds a call that runs in the session's shell until the ones that
-// arrived before it are done, so they run in arrival order.
+// claims the call's place in its link's line (see order.go), freeing it
+// at once for a tool that does not run in the session's shell.
 func (s *Server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		st, stamped := s.stampOf(req)
-		if stamped {
-			defer st.link.ended(st.seq)
+		c := s.links.claim(req.GetExtra())
+		defer c.end()
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); !ok || (p.Name != "run_command" && p.Name != "reset_session") {
+			c.setFree()
 		}
 		ctx, done, ok := s.begin(ctx)
 		if !ok {
 			return errorResult(errShuttingDown.Error() + ": the call was not run; call again when the server is back"), nil
 		}
 		defer done()
-		if stamped {
-			if st.serial {
-				if err := st.link.turn(ctx, st.seq); err != nil {
-					return errorResult("cancelled while waiting for the session's previous command (" + context.Cause(ctx).Error() + "): the command did not run"), nil
-				}
-			}
-			ctx = context.WithValue(ctx, arrivalKey{}, st.at)
-		}
-		return next(ctx, method, req)
+		return next(context.WithValue(ctx, callOfKey{}, c), method, req)
 	}
+}
+
+// awaitTurn holds a call that runs in the session's shell until the calls
+// that arrived before it are done (see order.go).
+func awaitTurn(ctx context.Context) error {
+	if err := callOf(ctx).turn(ctx); err != nil {
+		return errors.New("cancelled while waiting for the session's previous command (" + context.Cause(ctx).Error() + "): the command did not run")
+	}
+	return nil
 }
 
 // begin registers a call in flight; ok is false once Shutdown began.

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,22 @@ func TestConformanceTypeScriptSDKOverStdio(t *testing.T) {
 			noneLeft(t, tag, tmp)
 		})
 	}
+}
+
+// A message past the 8 MiB limit was answered with a null id, and the
+// TypeScript SDK's client waited for its own 60 s timeout.
+func TestConformanceTypeScriptSDKOversizedCallFailsAtOnce(t *testing.T) {
+	tag, tmp := testutil.Tag(t), t.TempDir()
+	out := node(t, tag, tmp, "oversized", "")
+	var ms int
+	if _, err := fmt.Sscanf(out, "ok oversized %d", &ms); err != nil {
+		t.Fatalf("output %q", out)
+	}
+	// Well under the client's 60 s timeout, however loaded the machine.
+	if ms > 5000 {
+		t.Errorf("the oversized call failed after %d ms", ms)
+	}
+	noneLeft(t, tag, tmp)
 }
 
 func TestConformanceTypeScriptSDKOverHTTP(t *testing.T) {

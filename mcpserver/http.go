@@ -62,7 +62,7 @@ func ParseOrigin(s string) (string, error) {
 // MaxMessageBytes and checks its message (a malformed one gets HTTP 400
 // with a JSON-RPC error; the session goes on), answers 400 to a POST
 // without an Mcp-Session-Id header other than initialize, runs each
-// session's serial calls in arrival order, drops the response to a call
+// session's serial calls in arrival order (see order.go), drops the response to a call
 // the client cancelled, reaps the sessions of clients that are gone (see
 // HTTPOptions), and answers 503 once Shutdown began. Bad options panic;
 // check AllowOrigins with ParseOrigin first.
@@ -128,7 +128,6 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rpcError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, errShuttingDown.Error())
 		return
 	}
-	r.Header.Del(arriveHeader) // only the front stamps calls
 	sid := r.Header.Get(sessionHeader)
 	if sid != "" {
 		defer f.track(sid, r.Method == http.MethodGet)()
@@ -175,7 +174,7 @@ func (f *httpFront) post(w http.ResponseWriter, r *http.Request, sid string) {
 	switch {
 	case l == nil:
 	case m.Kind == wire.Request && m.Method == "tools/call":
-		r.Header.Set(arriveHeader, l.arrive(m))
+		l.arrive(m.ID, httpKey(r))
 		defer l.answered(wire.IDKey(m.ID))
 		w = &eventFilter{ResponseWriter: w, link: l}
 	case m.Kind == wire.Notification && m.Method == "notifications/cancelled":

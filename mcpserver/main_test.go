@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/corralrun/corral/internal/testutil"
 )
 
 // corralBin is the corral binary built for these tests.
 var corralBin string
 
 func TestMain(m *testing.M) {
+	leftovers := testutil.IsolateTemp()
 	dir, err := os.MkdirTemp("", "corral-mcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -35,5 +38,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.RemoveAll(dir)
+	if err := leftovers(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }

@@ -217,34 +217,61 @@ func TestHTTPCancelledCallGetsNoResponseAndItsCommandStops(t *testing.T) {
 	h.ping(8)
 }
 
-// Calls posted one after another run in that order, however the server
-// schedules their handlers.
-func TestHTTPCallsRunInArrivalOrder(t *testing.T) {
+// postInOrder posts n run_command calls to a fresh session, each once the
+// one before has arrived, the first sleeping for first, each other one
+// appending its number to a file; it returns the file once all are
+// answered.
+func postInOrder(t *testing.T, n int, first string) string {
 	srv, hs, _ := httpServer(t, HTTPOptions{})
 	h := &rawHTTP{t: t, url: hs.URL}
 	h.initialize()
 	l := srv.links.get(httpLink(h.sid))
-	pending := func() int {
+	arrived := func() uint64 {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return len(l.pending)
+		return l.seq
 	}
 	out := t.TempDir() + "/order"
 	var wg sync.WaitGroup
-	for i := range 6 {
+	for i := range n {
 		cmd := fmt.Sprintf("echo %d >> %s", i, out)
 		if i == 0 {
-			cmd = "sleep 1; " + cmd
+			cmd = first + "; " + cmd
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			h.post(context.Background(), callLine(i, "run_command", map[string]any{"command": cmd}))
 		}()
-		testutil.WaitFor(t, 10*time.Second, "the call received", func() bool { return pending() == i+1 })
+		testutil.WaitFor(t, 10*time.Second, "the call received", func() bool { return arrived() == uint64(i+1) })
 	}
 	wg.Wait()
-	if b, _ := os.ReadFile(out); string(b) != "0\n1\n2\n3\n4\n5\n" {
+	return out
+}
+
+// numbers is "0\n1\n...n-1\n".
+func numbers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
+}
+
+// Calls posted one after another run in that order, however the server
+// schedules their handlers.
+func TestHTTPCallsRunInArrivalOrder(t *testing.T) {
+	out := postInOrder(t, 6, "sleep 1")
+	if b, _ := os.ReadFile(out); string(b) != numbers(6) {
+		t.Errorf("ran in the order %q", b)
+	}
+}
+
+// Many calls posted one after another while the first runs: they run in
+// the order they were posted.
+func TestHTTPManyQueuedCallsRunInArrivalOrder(t *testing.T) {
+	out := postInOrder(t, 25, "sleep 2")
+	if b, _ := os.ReadFile(out); string(b) != numbers(25) {
 		t.Errorf("ran in the order %q", b)
 	}
 }

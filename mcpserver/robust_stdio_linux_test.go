@@ -62,8 +62,13 @@ func TestStdioMalformedLinesGetErrorsAndTheNextRequestIsAnswered(t *testing.T) {
 	// A line past the limit costs the server no more than the limit, and
 	// gets an error.
 	r.send(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`)
-	if m, _ := r.next(30 * time.Second); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "8 MiB") {
-		t.Errorf("an over-long line: %+v", m)
+	if m, _ := r.next(30 * time.Second); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "8 MiB") || string(m.ID) != "3" {
+		t.Errorf("an over-long line: %+v (the error must carry its id, 3)", m)
+	}
+	// The TypeScript SDK writes the id last, after the params.
+	r.send(`{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"},"id":"last"}`)
+	if m, _ := r.next(30 * time.Second); m.Error == nil || string(m.ID) != `"last"` {
+		t.Errorf("an over-long line with its id last: %+v", m)
 	}
 	r.send(ping(4))
 	r.await("4")
@@ -89,6 +94,10 @@ func TestStdioOutputBudgetIsCappedBeforeAllocation(t *testing.T) {
 	structured(t, r.await("2"), &res)
 	if res.Stdout != "2\n" || !strings.Contains(strings.Join(res.Notes, " "), "timeout") {
 		t.Fatalf("huge timeout: %+v", res)
+	}
+	// A note names the value asked for, not one the server clamped it to.
+	if notes := strings.Join(res.Notes, " "); !strings.Contains(notes, "max_output_chars 1000000000000 ") {
+		t.Errorf("the cap note for max_output_chars 1e12: %q", notes)
 	}
 	// Commands and messages have the same limits on both transports.
 	r.send(callLine(3, "run_command", map[string]any{"command": strings.Repeat("x", MaxCommandBytes+1)}))
@@ -164,6 +173,30 @@ func TestStdioCallsRunInArrivalOrderAndTimeoutsCountFromArrival(t *testing.T) {
 	structured(t, got["6"], &first)
 	if first.WaitedMS < 500 || !strings.Contains(strings.Join(first.Notes, " "), "waited") {
 		t.Errorf("a call that waited: %+v", first)
+	}
+}
+
+// Many calls queued behind a running command: the SDK starts their
+// handlers in no particular order, and they still run in the order they
+// arrived.
+func TestStdioManyQueuedCallsRunInArrivalOrder(t *testing.T) {
+	r := startRaw(t)
+	r.initialize()
+	log := t.TempDir() + "/order"
+	var batch, want strings.Builder
+	batch.WriteString(callLine(0, "run_command", map[string]any{"command": "sleep 1"}) + "\n")
+	for i := 1; i <= 30; i++ {
+		batch.WriteString(callLine(i, "run_command", map[string]any{"command": fmt.Sprintf("echo %d >> %s", i, log)}) + "\n")
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	r.send(strings.TrimSuffix(batch.String(), "\n"))
+	for n := 0; n < 31; n++ {
+		if _, ok := r.next(60 * time.Second); !ok {
+			t.Fatalf("got %d of 31 responses", n)
+		}
+	}
+	if b, _ := os.ReadFile(log); string(b) != want.String() {
+		t.Errorf("commands ran in the order %q", b)
 	}
 }
 

@@ -88,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 		Instructions: instructions,
 	})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	shell.ReapStale() // a server killed before this one left its sessions' state
 	s.addTools()
 	return s, nil
 }
@@ -104,7 +105,7 @@ func CheckListen(addr, token string) error {
 	if token != "" || loopback {
 		return nil
 	}
-	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
+	return fmt.Errorf("mcpserver: refusing to serve on %s without a bearer token: anyone who reaches it could run commands; set a token (corral mcp --token-file or CORRAL_MCP_TOKEN) or listen on 127.0.0.1", addr)
 }
 
 // Shutdown ends the server in order. Tool calls that arrive from now on

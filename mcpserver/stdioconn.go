@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/mcpserver/internal/wire"
 )
 
@@ -69,7 +71,8 @@ func (c *stdioConn) readLoop() {
 }
 
 // Read returns the next well-formed message, answering malformed ones
-// itself.
+// itself. The message is parsed once, by wire.Check; the SDK's message is
+// built from what it read.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		var l lineOrErr
@@ -80,8 +83,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if errors.Is(l.err, wire.ErrTooLong) {
-			c.reject(&wire.Error{Code: wire.CodeInvalidRequest, Message: "invalid request: the message is longer than the 8 MiB limit; commands are limited to 1 MiB: write a long script to a file and run the file"})
+		var tooLong *wire.TooLongError
+		if errors.As(l.err, &tooLong) {
+			if mutant.OversizedIDDropped {
+				tooLong.ID = nil
+			}
+			c.reject(&wire.Error{ID: tooLong.ID, Code: wire.CodeInvalidRequest, Message: "invalid request: the message is longer than the 8 MiB limit; commands are limited to 1 MiB: write a long script to a file and run the file"})
 			continue
 		}
 		if l.err != nil {
@@ -92,25 +99,53 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.reject(werr)
 			continue
 		}
-		msg, err := jsonrpc.DecodeMessage(l.b)
+		msg, err := sdkMessage(m)
 		if err != nil {
 			if m.Kind != wire.Notification {
 				c.reject(&wire.Error{ID: m.ID, Code: wire.CodeInvalidRequest, Message: "invalid request: " + err.Error()})
 			}
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			c.note(m, req)
-		}
+		c.note(m, msg)
 		return msg, nil
 	}
 }
 
-// note records a call's arrival, or a cancellation, on the link.
-func (c *stdioConn) note(m wire.Message, req *jsonrpc.Request) {
+// sdkMessage builds the SDK's message from what wire.Check read of it.
+func sdkMessage(m wire.Message) (jsonrpc.Message, error) {
+	var id jsonrpc.ID
+	if m.ID != nil {
+		var v any
+		if err := json.Unmarshal(m.ID, &v); err != nil {
+			return nil, err
+		}
+		var err error
+		if id, err = jsonrpc.MakeID(v); err != nil {
+			return nil, err
+		}
+	}
+	if m.Kind != wire.Response {
+		return &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params}, nil
+	}
+	resp := &jsonrpc.Response{ID: id, Result: m.Result}
+	if m.Error != nil {
+		var e jsonrpc.Error
+		if err := json.Unmarshal(m.Error, &e); err != nil {
+			return nil, err
+		}
+		resp.Error = &e
+	}
+	return resp, nil
+}
+
+// note enters a call in the link's line, known by the RequestExtra the SDK
+// will hand its handler, or records a cancellation.
+func (c *stdioConn) note(m wire.Message, msg jsonrpc.Message) {
 	switch {
 	case m.Kind == wire.Request && m.Method == "tools/call":
-		req.Extra = &mcp.RequestExtra{Header: stampHeader(c.link.arrive(m))}
+		extra := &mcp.RequestExtra{}
+		msg.(*jsonrpc.Request).Extra = extra
+		c.link.arrive(m.ID, callKey(extra))
 	case m.Kind == wire.Notification && m.Method == "notifications/cancelled":
 		if id, ok := wire.CancelledID(m.Params); ok {
 			c.link.cancel(id)

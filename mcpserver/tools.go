@@ -174,6 +174,12 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in Ru
 	if len(in.Command) > MaxCommandBytes {
 		return nil, nil, fmt.Errorf("the command is %d bytes; the limit is %d (1 MiB): write a long script to a file and run the file", len(in.Command), MaxCommandBytes)
 	}
+	c := callOf(ctx)
+	if in.Background {
+		c.setFree()
+	} else if err := awaitTurn(ctx); err != nil {
+		return nil, nil, err
+	}
 	sh, err := s.session(ctx, req.Session)
 	if err != nil {
 		return nil, nil, err
@@ -181,9 +187,9 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in Ru
 	r := shell.Request{
 		Command:        in.Command,
 		Timeout:        millis(int64(in.TimeoutMS)),
-		Since:          arrivedAt(ctx),
+		Since:          c.arrived(),
 		Dir:            in.Workdir,
-		MaxOutputChars: int(min(int64(in.MaxOutputChars), math.MaxInt32)),
+		MaxOutputChars: int(min(int64(in.MaxOutputChars), math.MaxInt)),
 	}
 	var res *shell.Result
 	if in.Background {
@@ -250,6 +256,9 @@ func (s *Server) listJobs(ctx context.Context, req *mcp.CallToolRequest, _ Empty
 }
 
 func (s *Server) resetSession(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, *ResetOutput, error) {
+	if err := awaitTurn(ctx); err != nil {
+		return nil, nil, err
+	}
 	sh, err := s.session(ctx, req.Session)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/shell/internal/snapshot"
+	"github.com/corralrun/corral/shell/internal/statedir"
 )
 
 // Session is a persistent shell session: the working directory, the
@@ -69,7 +70,7 @@ func (t *Tool) NewSession(ctx context.Context) (*Session, error) {
 			return nil, err
 		}
 	}
-	dir, err := os.MkdirTemp(base, "corral-session-")
+	dir, err := statedir.Make(base, sessionPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("shell: creating the session's state directory: %w", err)
 	}
@@ -227,6 +228,7 @@ func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	waited = time.Since(since)
 	if waited >= budget {
+		snapshot.Remove(s.dir, id)
 		return s.notRun(ctx, req, waited, budget), nil
 	}
 	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(prev.Env, dir), req: req, timeout: budget - waited, enclosure: s.enc}
@@ -370,9 +372,8 @@ func (s *Session) Close() error {
 // directory the sandbox shows at the same path (not under /tmp, /var/tmp or
 // /dev/shm, which are the sandbox's own), in the user's cache directory.
 func sandboxStateDir() (string, error) {
-	cache, err := os.UserCacheDir()
+	cache, err := sandboxStateBase()
 	if err == nil {
-		cache = filepath.Join(cache, "corral", "sessions")
 		err = os.MkdirAll(cache, 0o700)
 	}
 	if err != nil {
@@ -390,4 +391,9 @@ var (
 func stateDir() string {
 	stateDirOnce.Do(func() { stateDirPath = snapshot.TempDir() })
 	return stateDirPath
+}
+
+func sandboxStateBase() (string, error) {
+	cache, err := os.UserCacheDir()
+	return filepath.Join(cache, "corral", "sessions"), err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
+	"github.com/corralrun/corral/shell/internal/statedir"
 )
 
 // Defaults applied to the zero values of a Tool.
@@ -189,6 +190,7 @@ var ErrNoSession = errors.New("shell: persistent sessions need bash")
 
 func (t *Tool) init() error {
 	t.once.Do(func() { t.initErr = t.setup() })
+	ReapStale()
 	return t.initErr
 }
 
@@ -255,7 +257,7 @@ func (t *Tool) spillDir() (string, error) {
 	t.spillMu.Lock()
 	defer t.spillMu.Unlock()
 	if t.ownSpill == "" {
-		d, err := os.MkdirTemp("", "corral-shell-")
+		d, err := statedir.Make(os.TempDir(), spillPrefix)
 		if err != nil {
 			return "", fmt.Errorf("shell: creating a directory for full output: %w", err)
 		}

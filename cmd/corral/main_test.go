@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/corralrun/corral/internal/testutil"
 )
 
 // corralBin is the corral binary built once for the tests that run it as a
@@ -13,6 +15,7 @@ import (
 var corralBin string
 
 func TestMain(m *testing.M) {
+	leftovers := testutil.IsolateTemp()
 	dir, err := os.MkdirTemp("", "corral-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -26,5 +29,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if err := leftovers(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }

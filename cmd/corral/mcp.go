@@ -31,9 +31,18 @@ starts it:
   claude mcp add corral -- corral mcp
 
 With --http HOST:PORT it serves streamable HTTP at http://HOST:PORT/mcp;
-on an address other than loopback a bearer token is required (--token or
-CORRAL_MCP_TOKEN), and clients send "Authorization: Bearer TOKEN". Browsers
-may call it from loopback origins and those named with --allow-origin.
+on an address other than loopback a bearer token is required, and clients
+send "Authorization: Bearer TOKEN". Give the token in a file only you can
+read, or through a descriptor, which leaves nothing on disk:
+
+  corral mcp --http 0.0.0.0:8765 --token-file ~/.config/corral/mcp-token
+  corral mcp --http 0.0.0.0:8765 --token-file <(pass show corral/mcp)
+
+or in CORRAL_MCP_TOKEN, which corral reads once and removes from its own
+environment before any command runs: no command sees the token, in its
+environment or in corral's (/proc/PID/environ). --token is deprecated: the
+command line shows it to every local user. Browsers may call the server
+from loopback origins and those named with --allow-origin.
 
 Each client connection gets its own persistent bash session. Tools:
 run_command (command, timeout_ms, workdir, background, max_output_chars),
@@ -48,7 +57,9 @@ open for --client-idle (the TypeScript SDK and the Inspector close their
 stream and never send DELETE), or after --idle without requests. On SIGTERM
 or SIGINT corral stops taking calls, stops the commands in flight and
 answers them with an error result, ends every session with its jobs,
-removes its temporary files, and exits 0.
+removes its temporary files, and exits 0. Sessions' state and job logs are
+private to their user; what a killed server (SIGKILL) left is removed at
+the next start.
 
 Malformed messages get a JSON-RPC error and the connection goes on. Limits:
 8 MiB per message, 1 MiB per command, --output-chars-cap characters of
@@ -62,7 +73,7 @@ func mcpMain(args []string) int {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), sandboxHelp) }
 	build := toolFlags(fs, "workdir")
 	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
-	token := fs.String("token", os.Getenv("CORRAL_MCP_TOKEN"), "bearer `TOKEN` HTTP clients must send (default $CORRAL_MCP_TOKEN)")
+	takeToken := mcpTokenFlags(fs)
 	idle := fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
 	clientIdle := fs.Duration("client-idle", time.Minute, "with --http, close the session of a client that held an event stream and has had no connection open for this long (0: never)")
 	var origins stringList
@@ -82,6 +93,10 @@ func mcpMain(args []string) int {
 	}
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	token, err := takeToken()
+	if err != nil {
+		return fail(err)
 	}
 	if legacyDir != "" {
 		if err := fs.Set("workdir", legacyDir); err != nil {
@@ -118,7 +133,7 @@ func mcpMain(args []string) int {
 		}
 		return 0
 	}
-	if err := mcpserver.CheckListen(*addr, *token); err != nil {
+	if err := mcpserver.CheckListen(*addr, token); err != nil {
 		return fail(err)
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -126,7 +141,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: *token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}))
+	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

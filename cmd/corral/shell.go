@@ -50,6 +50,10 @@ Lines starting with ":" are corral's own:
   :help            show this list
   :quit            end the session (as does end of input)
 
+The session's state (its variables, exported ones included) and the jobs'
+logs are kept private to the user and removed when corral shell exits;
+those a killed corral left are removed at the next start.
+
 Exit status: that of the last command (124 if it timed out); 125 when
 corral itself fails; 130 on interrupt at the prompt.
 

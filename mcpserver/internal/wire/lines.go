@@ -3,18 +3,31 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 )
 
 // ErrTooLong reports a line longer than the Lines' limit; the line was
-// skipped up to its newline, and reading can go on.
+// skipped up to its newline, and reading can go on. Next returns it as a
+// *TooLongError.
 var ErrTooLong = errors.New("wire: line too long")
 
+// TooLongError is what Next returns for a line past the limit: ID is the
+// line's top-level "id" when one could be read while it was skipped (see
+// ScanID), else nil.
+type TooLongError struct{ ID json.RawMessage }
+
+func (e *TooLongError) Error() string { return ErrTooLong.Error() }
+
+// Is makes errors.Is(err, ErrTooLong) true.
+func (e *TooLongError) Is(target error) bool { return target == ErrTooLong }
+
 // Lines splits a stream into newline-delimited messages of at most max
-// bytes each, not counting the newline. A longer line is skipped through its newline without being
-// kept, and reported once with ErrTooLong, so a client that sends garbage
-// costs at most Max bytes of memory, and the next line is read as usual.
+// bytes each, not counting the newline. A longer line is skipped through
+// its newline without being kept, and reported once with a TooLongError
+// carrying its id, so a client that sends garbage costs at most max bytes
+// of memory, and the next line is read as usual.
 type Lines struct {
 	r   *bufio.Reader
 	max int
@@ -47,34 +60,39 @@ func (l *Lines) Next() ([]byte, error) {
 	}
 }
 
-// read returns one line, or ErrTooLong after skipping one past the limit.
+// read returns one line, or a TooLongError after skipping one past the
+// limit; the skipped line's id is looked for as it goes by.
 func (l *Lines) read() ([]byte, error) {
 	l.buf = l.buf[:0]
-	tooLong := false
+	var skip *idScanner // set once the line is too long
 	for {
 		chunk, err := l.r.ReadSlice('\n')
-		if !tooLong {
+		if skip == nil {
 			n := len(chunk)
 			if err == nil {
 				n-- // the newline
 			}
 			if len(l.buf)+n > l.max {
-				tooLong = true
+				skip = &idScanner{}
+				skip.feed(l.buf)
 				l.buf = l.buf[:0]
 			} else {
 				l.buf = append(l.buf, chunk...)
 			}
 		}
+		if skip != nil {
+			skip.feed(chunk)
+		}
 		switch {
 		case err == nil:
-			if tooLong {
-				return nil, ErrTooLong
+			if skip != nil {
+				return nil, &TooLongError{ID: skip.id()}
 			}
 			return l.buf[:len(l.buf)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case tooLong:
-			return nil, ErrTooLong
+		case skip != nil:
+			return nil, &TooLongError{ID: skip.id()}
 		default:
 			return l.buf, err
 		}

@@ -45,6 +45,9 @@ type Message struct {
 	// nil when absent.
 	Method string
 	Params json.RawMessage
+	// Result and Error are those of a response, as sent; the one absent is
+	// nil.
+	Result, Error json.RawMessage
 }
 
 // Error is a JSON-RPC error to send back for a message that cannot be
@@ -84,17 +87,21 @@ func (e *Error) Encode() []byte {
 // with "jsonrpc":"2.0", an id that is a string or an integer when there is
 // one, and either a string method (a request or notification, with object
 // or array params when present) or a result or an error (a response). It
-// returns what the message is, or the error to send back. An invalid
-// message with no readable id gets an error with a null id, as JSON-RPC
-// says; the only messages that get no error are well-formed responses and
-// notifications, whose contents are the handler's to judge.
+// returns what the message is, or the error to send back. The error
+// carries the message's id whenever one can be read, even from a message
+// that does not parse (see ScanID), so that the client's call fails at
+// once; one with no readable id gets a null id, as JSON-RPC says. The only
+// messages that get no error are well-formed responses and notifications,
+// whose contents are the handler's to judge. Check reads the message
+// once: what it returns is all a transport needs to build the SDK's
+// message from.
 func Check(b []byte) (Message, *Error) {
 	b = bytes.TrimSpace(b)
 	if !json.Valid(b) {
-		return Message{}, &Error{Code: CodeParseError, Message: "parse error: the message is not valid JSON: send one JSON-RPC object per line"}
+		return Message{}, &Error{ID: ScanID(b), Code: CodeParseError, Message: "parse error: the message is not valid JSON: send one JSON-RPC object per line"}
 	}
 	if depth(b) > maxDepth {
-		return Message{}, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: the message nests deeper than %d levels", maxDepth)}
+		return Message{}, &Error{ID: ScanID(b), Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: the message nests deeper than %d levels", maxDepth)}
 	}
 	switch b[0] {
 	case '{':
@@ -136,7 +143,7 @@ func Check(b []byte) (Message, *Error) {
 		case hasError && !errorObject(m["error"]):
 			return invalid(`a response's "error" is an object with an integer "code" and a string "message"`)
 		}
-		msg.Kind = Response
+		msg.Kind, msg.Result, msg.Error = Response, m["result"], m["error"]
 		return msg, nil
 	}
 	if hasResult || hasError {

@@ -19,7 +19,7 @@ var malformed = []struct {
 	id   string // the id the error must carry; "null" when unreadable
 }{
 	{`not json`, CodeParseError, "null"},
-	{`{"jsonrpc":"2.0","id":2,"method":"pi`, CodeParseError, "null"},
+	{`{"jsonrpc":"2.0","id":2,"method":"pi`, CodeParseError, "2"}, // partly readable: its id is read
 	{`{"jsonrpc":"1.0","id":2,"method":"ping"}`, CodeInvalidRequest, "2"},
 	{`{"id":2,"method":"ping"}`, CodeInvalidRequest, "2"},
 	{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, CodeInvalidRequest, "null"},

@@ -165,6 +165,25 @@ const modes = {
     await client.close();
   },
 
+  // A call whose message is past the server's 8 MiB limit fails at once,
+  // not after the client's own 60 s timeout: the server's error carries
+  // the call's id, which the client writes after the params. Prints the
+  // milliseconds it took.
+  async oversized() {
+    const { client } = await connect();
+    const start = Date.now();
+    const err = await client.callTool({ name: "run_command", arguments: { command: "#" + "x".repeat(9 << 20) } }).then(
+      () => null,
+      (e) => e,
+    );
+    const ms = Date.now() - start;
+    check(err && err.code === -32600 && String(err.message).includes("8 MiB"), `the oversized call: ${err}`);
+    const res = await client.callTool({ name: "run_command", arguments: { command: "echo after" } });
+    check(res.structuredContent.stdout === "after\n", `after the oversized call: ${text(res)}`);
+    console.log("ok oversized " + ms);
+    await client.close();
+  },
+
   // A cancelled call gets no response and its command stops; the
   // connection goes on.
   async cancel() {

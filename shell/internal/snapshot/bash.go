@@ -110,8 +110,16 @@ builtin unset __corral_prev
 
 // Args returns the bash arguments (after the program name) of one step.
 // dir is the session directory, id names this call's state files, prev is
-// the prefix of the state to restore (empty for none).
+// the prefix of the state to restore (empty for none). For a step that
+// saves, it creates the state files empty and private to the user (0600):
+// the save truncates and fills them, keeping that mode whatever the
+// session's umask.
 func Args(dir, id, prev string, mode Mode, command string) ([]string, error) {
+	if mode != Job {
+		if err := createPrivate(filepath.Join(dir, id)); err != nil {
+			return nil, err
+		}
+	}
 	how := "arg"
 	if len(command) > maxArg || strings.IndexByte(command, 0) >= 0 {
 		if strings.IndexByte(command, 0) >= 0 {
@@ -124,6 +132,21 @@ func Args(dir, id, prev string, mode Mode, command string) ([]string, error) {
 		how, command = "file", f
 	}
 	return []string{"-c", script, "bash", wrapper, dir, id, prev, string(mode), how, command}, nil
+}
+
+// saved are the extensions of the files the wrapper's save writes.
+var saved = []string{".env", ".sh", ".o", ".n"}
+
+// createPrivate creates the files a step's save writes, empty, mode 0600.
+func createPrivate(prefix string) error {
+	for _, ext := range saved {
+		f, err := os.OpenFile(prefix+ext, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return fmt.Errorf("creating the session's state files: %w", err)
+		}
+		f.Close()
+	}
+	return nil
 }
 
 // State is a saved snapshot: the working directory, the exported
@@ -187,17 +210,35 @@ func Remove(dir, id string) {
 	}
 }
 
-// TempDir returns a directory for session state: a memory file system
-// when the machine has one writable (/dev/shm), where the small files a
-// step writes cost a tenth of what a disk file system's journal makes them
-// cost; otherwise the system's temporary directory.
+// TempDir returns a directory for session state: a memory file system,
+// where the small files a step writes cost a tenth of what a disk file
+// system's journal makes them cost. The user's runtime directory
+// ($XDG_RUNTIME_DIR) comes first when it is one: it is private to the
+// user, and the system removes it when the user's last session ends; then
+// /dev/shm when it is writable; otherwise the system's temporary
+// directory.
 func TempDir() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if f, err := os.CreateTemp("/dev/shm", "corral-probe-"); err == nil {
-			f.Close()
-			os.Remove(f.Name())
-			return "/dev/shm"
-		}
+	if run := os.Getenv("XDG_RUNTIME_DIR"); run != "" && inMemory(run) && writable(run) {
+		return run
+	}
+	if writable("/dev/shm") {
+		return "/dev/shm"
 	}
 	return os.TempDir()
+}
+
+// writable reports whether dir is a directory this process can create
+// files in.
+func writable(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	f, err := os.CreateTemp(dir, "corral-probe-")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
 }
