@@ -10,6 +10,11 @@ import (
 	"github.com/corralrun/corral/store"
 )
 
+// SessionStateRetention is how long the saved state of a headless session
+// is kept after its last attempt saved it: a retry resumes it within its
+// backoff, long before.
+const SessionStateRetention = 7 * 24 * time.Hour
+
 // pruneBatch is how many executions one sweep deletes per transaction.
 const pruneBatch = 500
 
@@ -18,6 +23,9 @@ const pruneBatch = 500
 // time, then the logs on this worker's disk older than RetainFor (those
 // of records another worker deleted).
 func (s *Service) sweep(ctx context.Context) {
+	if n, err := s.st.PruneSessionStates(ctx, time.Now().Add(-SessionStateRetention)); err == nil && n > 0 {
+		s.log.Info("retention: deleted the saved state of sessions idle for too long", "count", n)
+	}
 	if s.cfg.RetainFor <= 0 && s.cfg.RetainCount <= 0 {
 		return
 	}

@@ -110,6 +110,7 @@ func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral
 			lw.Write("system", fmt.Appendf(nil, "started: pid %d, containment %s", h.Pid, h.Containment))
 		},
 		OnLine:    logs.line,
+		Sessions:  s.st,
 		OnSalvage: func(session string) { s.setRunInfo(id, store.RunInfo{SessionID: session}) },
 	}
 	o := ex.Run(ctx, job)

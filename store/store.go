@@ -19,6 +19,7 @@ type Store interface {
 	Schedules
 	Workers
 	Sessions
+	SessionStates
 
 	// Dispatcher returns the job engine on this store's database, for the
 	// service to start and stop. Admission hands executions to it inside
@@ -191,6 +192,21 @@ type Sessions interface {
 	RevokeSession(ctx context.Context, id string, expires time.Time) error
 	// SessionRevoked reports whether the session id was revoked.
 	SessionRevoked(ctx context.Context, id string) (bool, error)
+}
+
+// SessionStates keeps the state of headless agents' sessions between the
+// attempts of a run, for any worker of the fleet to resume them.
+type SessionStates interface {
+	// PutSessionState keeps st (its UpdatedAt set by the caller),
+	// replacing what was kept of its session. It fails when st.Data is
+	// over corral.MaxSessionState.
+	PutSessionState(ctx context.Context, st *corral.SessionState) error
+	// GetSessionState returns the state kept of a session, or
+	// ErrNotFound.
+	GetSessionState(ctx context.Context, sessionID string) (*corral.SessionState, error)
+	// PruneSessionStates deletes the states not updated since before, and
+	// returns how many.
+	PruneSessionStates(ctx context.Context, before time.Time) (int, error)
 }
 
 // CancelWatcher is implemented by stores of shared databases that can

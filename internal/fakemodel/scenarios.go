@@ -24,6 +24,12 @@ const (
 	// sub-agent, and SubagentAnswer is the sub-agent's answer.
 	SubagentMarker = "corral-fake-subagent-task"
 	SubagentAnswer = "corral-fake-subagent-answer"
+	// ResumeWords are what the resume scenario takes for a resumed
+	// conversation (corral's default resume prompt says them), and
+	// ResumedPrefix begins its answer to one, followed by the first thing
+	// the user side said in the conversation.
+	ResumeWords   = "Continue from where you left off"
+	ResumedPrefix = "resumed: "
 	// MCPCommand is the command the mcp scenario runs: its output has a
 	// terminal escape and text that imitates the fields of a JSON result,
 	// and it fails with exit status 3.
@@ -110,6 +116,22 @@ var named = map[string]struct {
 			},
 			final,
 		)
+	}},
+	"resume": {"run a shell command that never ends (sleep 300); answer a resumed conversation (the user says " + ResumeWords + ") with " + ResumedPrefix + "and the conversation's first prompt", func(o Options) Scenario {
+		hang := shellCall("sleep 300", 0)
+		return func(r *Request) Reply {
+			if !r.Mentions(ResumeWords) {
+				return hang(r)
+			}
+			first := ""
+			for _, t := range r.UserTexts {
+				if t = strings.TrimSpace(t); t != "" && !strings.HasPrefix(t, "<") {
+					first = t // the prompt, not the context the agent adds
+					break
+				}
+			}
+			return Reply{Text: ResumedPrefix + first}
+		}
 	}},
 	"hang": {"start the answer, then send nothing more (a stream that hangs mid-way)", func(Options) Scenario {
 		return func(*Request) Reply { return Reply{Text: "Let me think", Hang: true} }

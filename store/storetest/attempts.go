@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -98,5 +100,34 @@ func testCancelWaiting(t *testing.T, s store.Store) {
 	}
 	if due, next, _ := s.DueAttempts(ctx, time.Now().UTC().Add(2*time.Hour)); len(due) != 0 || !next.IsZero() {
 		t.Fatalf("a cancelled attempt is still due: %v %v", due, next)
+	}
+}
+
+func testSessionStates(t *testing.T, s store.Store) {
+	data := bytes.Repeat([]byte{0x1f, 0x8b, 0, 1, 2}, 1000)
+	st := &corral.SessionState{SessionID: "sess-a", CLI: "claude", Path: "projects/-w/sess-a.jsonl", Data: data,
+		CostUSD: 0.25, Usage: json.RawMessage(`{"input_tokens":10}`), UpdatedAt: time.Now().UTC().Add(-time.Hour)}
+	if err := s.PutSessionState(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	st.CostUSD = 0.5
+	if err := s.PutSessionState(ctx, st); err != nil {
+		t.Fatalf("replacing a session's state: %v", err)
+	}
+	got, err := s.GetSessionState(ctx, "sess-a")
+	if err != nil || got.CLI != "claude" || got.Path != st.Path || !bytes.Equal(got.Data, data) || got.CostUSD != 0.5 || !sameJSON(got.Usage, st.Usage) {
+		t.Fatalf("kept session state %+v (%v)", got, err)
+	}
+	if _, err := s.GetSessionState(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an unknown session: %v", err)
+	}
+	if err := s.PutSessionState(ctx, &corral.SessionState{SessionID: "big", Data: make([]byte, corral.MaxSessionState+1)}); err == nil {
+		t.Fatal("a state over the bound was kept")
+	}
+	if n, err := s.PruneSessionStates(ctx, time.Now().UTC().Add(-time.Minute)); err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want the one older than a minute", n, err)
+	}
+	if _, err := s.GetSessionState(ctx, "sess-a"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a pruned state: %v", err)
 	}
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, open Open) {
 		{"FinishRecordsTheNextAttemptOnce", testNextAttemptOnce},
 		{"DueAttemptTakesAFreeSlotOrQueues", testAdmitAttempt},
 		{"WaitingAttemptIsCancelledAtOnceAndKeepsItsAgent", testCancelWaiting},
+		{"SessionStatesAreKeptReplacedAndPruned", testSessionStates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

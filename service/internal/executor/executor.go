@@ -48,6 +48,11 @@ type Job struct {
 	// OnSalvage receives what a headless turn has revealed so far (its
 	// session id), to be recorded before the run ends.
 	OnSalvage func(sessionID string)
+	// Sessions keeps the state of headless sessions between attempts:
+	// when the agent resumes sessions, a turn's session file is saved to it
+	// while the turn runs, and an attempt that resumes one restores it
+	// from there. Nil turns both off.
+	Sessions Sessions
 	// MaxOutput caps the bytes kept per stream in the outcome.
 	MaxOutput int
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/corralrun/corral"
@@ -22,13 +23,14 @@ type Headless struct {
 }
 
 func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
-	args, err := PromptArgs(j.Agent.Command, j.Execution.Input)
-	if err != nil {
-		return notStarted(ctx, j, err, "")
-	}
 	l, err := h.Policy.prepare(j)
 	if err != nil {
 		return notStarted(ctx, j, err, "")
+	}
+	r := h.resumeOf(ctx, j, l)
+	args, err := r.args(j)
+	if err != nil {
+		return notStarted(ctx, j, err, l.user)
 	}
 	var once sync.Once
 	var salvage sync.WaitGroup // recorded off the stream's goroutine, waited for below
@@ -53,6 +55,9 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 				lastLine = ev.Line
 				j.OnLine("event", []byte(ev.Raw))
 			}
+			if ev.SessionID != "" && r.capture != nil {
+				r.capture.session(ev.SessionID)
+			}
 			if ev.SessionID != "" && j.OnSalvage != nil {
 				once.Do(func() {
 					salvage.Add(1)
@@ -67,6 +72,7 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 	}
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
+		r.end(nil)
 		return notStarted(ctx, j, startError(err, l), l.user)
 	}
 	stopped := false
@@ -80,10 +86,12 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 	}
 	res, err := turn.Close() // the tree is gone when Close returns
 	if res == nil {
+		r.end(nil)
 		return notStarted(ctx, j, fmt.Errorf("the turn reported nothing: %w", err), l.user)
 	}
 	o := fromTurn(res)
 	o.User = l.user
+	r.end(o)
 	end(ctx, o, res.Status == corral.StatusCancelled, stopped)
 	supervision(o, err)
 	return o
@@ -121,4 +129,88 @@ func fromTurn(res *headless.Result) *corral.Outcome {
 		o.OutputTruncated = p.Stderr.Truncated
 	}
 	return o
+}
+
+// turnResume is how a headless run continues, or starts, a session: the
+// session it resumes (if any, and its state as kept), and the capture of
+// its own session for the next attempt.
+type turnResume struct {
+	cli     string
+	id      string               // the session resumed; "" for a fresh start
+	prior   *corral.SessionState // what was kept of it; nil when not found
+	note    string               // why a resume asked for did not happen
+	capture *sessionCapture
+}
+
+// resumeOf works out whether j resumes a session, restores its state for
+// the run l describes, and starts capturing the run's own session when
+// its agent resumes sessions.
+func (h Headless) resumeOf(ctx context.Context, j *Job, l *launch) *turnResume {
+	r := &turnResume{cli: agentCLI(j.Agent.Command)}
+	if !j.Agent.Resume || j.Sessions == nil {
+		return r
+	}
+	if r.cli == "" {
+		r.note = "resume needs the agent's command to run claude or codex"
+		return r
+	}
+	dir := stateDir(r.cli, l.env)
+	r.capture = startCapture(j.Sessions, r.cli, dir)
+	id := j.Execution.ResumeSession
+	if id == "" {
+		return r
+	}
+	st, err := j.Sessions.GetSessionState(ctx, id)
+	switch {
+	case err == nil:
+		cwd := l.dir
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		if err := restore(st, dir, cwd, l.cred); err != nil {
+			r.note = fmt.Sprintf("the state of session %s could not be restored (%v): this attempt started afresh", id, err)
+			return r
+		}
+		r.id, r.prior = id, st
+	case sessionFile(r.cli, dir, id) != "":
+		r.id = id // not kept, but on this machine's disk
+	default:
+		r.note = fmt.Sprintf("no state of session %s was kept (its attempt saved none): this attempt started afresh", id)
+	}
+	return r
+}
+
+// args is the command line of the turn.
+func (r *turnResume) args(j *Job) ([]string, error) {
+	if r.id == "" {
+		return PromptArgs(j.Agent.Command, j.Execution.Input)
+	}
+	return resumeArgs(j.Agent.Command, r.cli, r.id, j.Agent.Retry.Prompt())
+}
+
+// end saves the session a last time and completes o (nil when the turn
+// never ran): a resume that did not take is noted, and a resumed CLI's
+// counts for the whole session become the attempt's own.
+func (r *turnResume) end(o *corral.Outcome) {
+	if r.capture != nil {
+		if o != nil {
+			r.capture.end(o.CostUSD, o.Usage)
+		} else {
+			r.capture.end(0, nil)
+		}
+	}
+	if o == nil {
+		return
+	}
+	o.ResumeNote = r.note
+	if r.id == "" {
+		return
+	}
+	if o.SessionID != "" && o.SessionID != r.id {
+		o.ResumeNote = fmt.Sprintf("the agent started a new session (%s) instead of resuming %s", o.SessionID, r.id)
+		return
+	}
+	if r.prior != nil {
+		ownShare(o, r.cli, r.prior)
+	}
 }
