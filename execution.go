@@ -92,11 +92,14 @@ type Outcome struct {
 	Result string `json:"result,omitempty"`
 
 	// Salvage from headless turns, kept on failure too.
-	SessionID   string          `json:"session_id,omitempty"`
-	NumTurns    int             `json:"num_turns,omitempty"`
-	CostUSD     float64         `json:"cost_usd,omitempty"`
-	Usage       json.RawMessage `json:"usage,omitempty"`
-	FinalizedBy string          `json:"finalized_by,omitempty"`
+	SessionID string  `json:"session_id,omitempty"`
+	NumTurns  int     `json:"num_turns,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	// CostEstimated says CostUSD was computed from the usage and a price
+	// table: the agent reported no cost (Codex never does).
+	CostEstimated bool            `json:"cost_estimated,omitempty"`
+	Usage         json.RawMessage `json:"usage,omitempty"`
+	FinalizedBy   string          `json:"finalized_by,omitempty"`
 	// ResetAt is when the provider said its rate limit resets, when the
 	// stream told; a retry waits for it. ResumeNote says why a resume that
 	// was asked for did not take (the agent started a new session).

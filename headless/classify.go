@@ -27,6 +27,7 @@ type outcome struct {
 	failure   *apiFailure      // a model API failure not yet recovered from
 	bg        []BackgroundTask // background tasks live at the end
 	bgTimeout time.Duration
+	spendWhy  string
 }
 
 // classify decides the status and error type of a turn, in this order (the
@@ -79,6 +80,8 @@ func classify(o *outcome) (corral.Status, corral.ErrorType, string) {
 		return withCause(o.failure, corral.ErrorIdle, "the agent wrote nothing past the idle limit while no tool call was open and no background task was live")
 	case FinalizedByBudget:
 		return withCause(o.failure, corral.ErrorTimeout, "the turn's budget ran out")
+	case FinalizedByMaxBudget:
+		return corral.StatusFailed, corral.ErrorMaxBudget, o.spendWhy
 	case FinalizedByBackground:
 		return classifyBackground(o)
 	}

@@ -55,7 +55,7 @@ func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bo
 	// A message of the model (not Claude Code's own report of an API
 	// error) shows that the API answers again.
 	in.progress = assistant && !apiError
-	var content, usage, model []byte
+	var content, usage, model, msgID []byte
 	if len(f.message) > 0 && f.message[0] == '{' {
 		jsonscan.Members(f.message, func(k, v []byte) bool {
 			switch string(k) {
@@ -65,6 +65,8 @@ func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bo
 				usage = v
 			case "model":
 				model = v
+			case "id":
+				msgID = v
 			}
 			return true
 		})
@@ -75,6 +77,8 @@ func (p *parser) claudeMessage(in *lineInfo, f *fields, base Event, assistant bo
 		}
 		if u := decodeUsage(usage); u != nil && !apiError {
 			in.usage = u
+			in.usageModel = base.Model
+			in.usageID, _ = jsonscan.String(msgID)
 		}
 	}
 	n := len(in.events)

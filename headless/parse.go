@@ -120,6 +120,8 @@ type lineInfo struct {
 	permMode   string
 	hasPerm    bool
 	usage      *Usage // assistant per-call usage
+	usageID    string // the message it is of (a message spans lines)
+	usageModel string // the model that answered it
 	result     *resultInfo
 	bgSet      bool   // the line replaced the background set (parser.bg)
 	authFailed bool   // the stream itself says authentication failed

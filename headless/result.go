@@ -22,6 +22,9 @@ const (
 	FinalizedByIdle FinalizedBy = "idle"
 	// FinalizedByBudget: the overall budget ran out.
 	FinalizedByBudget FinalizedBy = "budget"
+	// FinalizedByMaxBudget: the turn's spend crossed a ceiling (its own,
+	// Spec.MaxCostUSD or MaxTokens, or one that Spec.OnSpend enforces).
+	FinalizedByMaxBudget FinalizedBy = "max_budget"
 	// FinalizedByAuth: an authentication failure showed on stderr or in the
 	// stream.
 	FinalizedByAuth FinalizedBy = "auth"
@@ -78,9 +81,17 @@ type Result struct {
 	// NumTurns is the agent's own count (Claude) or the turns completed
 	// (Codex).
 	NumTurns int `json:"num_turns"`
-	// CostUSD is the latest cumulative total_cost_usd reported; nil (JSON
-	// null) when the agent reported none, as Codex never does.
-	CostUSD *float64 `json:"cost_usd"`
+	// CostUSD is the turn's cost: the latest total_cost_usd the agent
+	// reported (less what a resumed session had spent before, see
+	// Spec.Before), else, when every model of the turn has a price, the
+	// price table's estimate from its usage (CostEstimated; Codex reports
+	// no cost); nil (JSON null) when it is not known.
+	CostUSD       *float64 `json:"cost_usd"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"`
+	// Spend is what the turn spent, as its ceilings counted it; SpendNote
+	// says what it could not count (a model without a price).
+	Spend     *Spend `json:"spend,omitempty"`
+	SpendNote string `json:"spend_note,omitempty"`
 	// Usage is the final usage (the latest result's, or Codex's
 	// turn.completed); LastCallUsage the latest per-call usage, whose input
 	// side is the current context size.

@@ -265,6 +265,30 @@ type Spec struct {
 	// the tree after a crash.
 	OnStart func(proc.Handle)
 
+	// MaxCostUSD and MaxTokens are the turn's spending ceilings (zero:
+	// none). After every event that carries usage the turn's Spend is
+	// counted, and the turn ends at once, as error type max_budget, when
+	// it crosses one: its cost over MaxCostUSD (the agent's own figure
+	// when it reports one, else the Prices' estimate from its usage), or
+	// its tokens over MaxTokens. A model without a price makes the cost
+	// ceiling a floor, said in Result.SpendNote; the token ceiling holds.
+	MaxCostUSD float64
+	MaxTokens  int64
+	// Prices prices the models when the agent reports no cost (Codex, and
+	// Claude Code until its result); nil means DefaultPrices.
+	Prices *Prices
+	// Before is what the session had spent before this turn, when the
+	// turn resumes one: a resumed CLI reports its cost (Claude Code) or
+	// its tokens (Codex) counted from the session's start, and the turn's
+	// own share is what it reports less Before.
+	Before *Spend
+	// OnSpend, if set, is called after each event that changed the
+	// turn's Spend, from the stream's goroutine, with the spend so far. An
+	// error it returns ends the turn as max_budget, its text the reason
+	// (the service ends a run this way when its agent's budget window is
+	// spent).
+	OnSpend func(Spend) error
+
 	// OnEvent, if set, is called with each event in stream order, from the
 	// goroutine reading the stream, up to and including the event that ends
 	// the turn and never after Wait has returned. It must return quickly

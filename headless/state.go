@@ -41,6 +41,8 @@ type state struct {
 	permWhy      string
 	finalized    bool
 	stalled      *ToolCall
+	spend        spendState
+	spent        *Spend // the last spend counted, nil before the first
 }
 
 // apply folds a parsed line into the state. It reports whether the line
@@ -88,6 +90,7 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 	}
 	if in.usage != nil {
 		s.lastUsage = in.usage
+		s.spend.note(in, t.spec.Prices, s.format)
 	}
 	final := false
 	for i := range in.events {
@@ -153,11 +156,22 @@ func (t *Turn) apply(in *lineInfo, now time.Time) (end, moved bool) {
 			s.permWhy = "permission mode " + req + " was required, but the agent ended a turn without reporting its mode"
 			setEnd(FinalizedByPermissionMode)
 		}
-		if final {
+		if final && t.overCeiling(t.spend()) == "" {
 			setEnd(FinalizedByResult)
+		} else if final {
+			// The result crossed a ceiling: the turn is over all the
+			// same, and the ceiling says how.
 		} else if len(s.bg) > 0 {
 			s.bgSince = now
 			moved = true
+		}
+	}
+	if in.usage != nil || in.result != nil {
+		sp := t.spend()
+		s.spent = &sp
+		if why := t.overCeiling(sp); why != "" {
+			s.spend.why = why
+			setEnd(FinalizedByMaxBudget)
 		}
 	}
 	return end, moved
@@ -193,9 +207,15 @@ func (t *Turn) result(by FinalizedBy, end time.Time) *Result {
 		AgentErrors:      s.tl.Errors(),
 	}
 	r.DurationMS = ms(r.Duration)
-	if s.hasCost {
-		cost := s.cost
+	sp := t.spend()
+	r.Spend = &sp
+	if sp.CostReported || sp.CostKnown && len(sp.Models) > 0 {
+		cost := sp.CostUSD
 		r.CostUSD = &cost
+		r.CostEstimated = !sp.CostReported
+	}
+	if sp.UnpricedModel != "" && (t.spec.MaxCostUSD > 0 || !sp.CostReported) {
+		r.SpendNote = fmt.Sprintf("no price for model %s (add it with a prices file): the cost is not known, and a cost ceiling cannot hold; token ceilings do", sp.UnpricedModel)
 	}
 	if by != FinalizedByResult && len(s.bg) > 0 {
 		r.BackgroundTasks = append([]BackgroundTask(nil), s.bg...)
@@ -253,6 +273,7 @@ func (t *Turn) outcome(by FinalizedBy, r *Result) *outcome {
 		failure:   t.st.failure,
 		bg:        t.st.bg,
 		bgTimeout: setting.Or(t.spec.BackgroundTimeout, DefaultBackgroundTimeout),
+		spendWhy:  t.st.spend.why,
 	}
 	if r.Proc != nil {
 		o.signal = r.Proc.Signal

@@ -245,8 +245,19 @@ func (t *Turn) onLine(line []byte, cut bool) {
 		t.mu.Unlock()
 		return
 	}
+	before := t.st.spent
 	end, moved := t.apply(in, now)
+	spent := t.st.spent
 	t.mu.Unlock()
+	if t.spec.OnSpend != nil && spent != nil && !spent.same(before) {
+		if err := t.spec.OnSpend(*spent); err != nil && !end {
+			t.mu.Lock()
+			if t.st.end == "" && !t.st.finalized {
+				t.st.spend.why, t.st.end, end = err.Error(), FinalizedByMaxBudget, true
+			}
+			t.mu.Unlock()
+		}
+	}
 	t.publish(in.events)
 	if moved {
 		select {

@@ -70,6 +70,9 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 		},
 		Label: Label(j.Execution.ID),
 	}
+	if r.prior != nil {
+		spec.Before = before(r.prior)
+	}
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
 		r.end(nil)
@@ -114,7 +117,7 @@ func fromTurn(res *headless.Result) *corral.Outcome {
 		ResetAt:     res.ResetAt,
 	}
 	if res.CostUSD != nil {
-		o.CostUSD = *res.CostUSD
+		o.CostUSD, o.CostEstimated = *res.CostUSD, res.CostEstimated
 	}
 	if res.Usage != nil {
 		o.Usage, _ = json.Marshal(res.Usage)
@@ -194,7 +197,7 @@ func (r *turnResume) args(j *Job) ([]string, error) {
 func (r *turnResume) end(o *corral.Outcome) {
 	if r.capture != nil {
 		if o != nil {
-			r.capture.end(o.CostUSD, o.Usage)
+			r.capture.end(sessionTotals(o, r.prior))
 		} else {
 			r.capture.end(0, nil)
 		}
@@ -208,9 +211,5 @@ func (r *turnResume) end(o *corral.Outcome) {
 	}
 	if o.SessionID != "" && o.SessionID != r.id {
 		o.ResumeNote = fmt.Sprintf("the agent started a new session (%s) instead of resuming %s", o.SessionID, r.id)
-		return
-	}
-	if r.prior != nil {
-		ownShare(o, r.cli, r.prior)
 	}
 }

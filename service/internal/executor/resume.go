@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/proc"
 )
@@ -292,21 +293,26 @@ func (c *sessionCapture) save(final bool, cost float64, usage json.RawMessage) {
 	}
 }
 
-// ownShare returns what a resumed attempt spent of what its CLI reports
-// for the whole session (cost for Claude Code, usage for Codex), less
-// what the session had spent before (st).
-func ownShare(o *corral.Outcome, cli string, st *corral.SessionState) {
-	switch cli {
-	case "claude":
-		o.CostUSD = max(o.CostUSD-st.CostUSD, 0)
-	case "codex":
-		o.Usage = subtractUsage(o.Usage, st.Usage)
-	}
+// before is what session st had spent before this attempt, as the
+// headless layer takes it (Spec.Before).
+func before(st *corral.SessionState) *headless.Spend {
+	b := &headless.Spend{CostUSD: st.CostUSD, CostReported: st.CostUSD > 0}
+	json.Unmarshal(st.Usage, &b.Usage)
+	return b
 }
 
-// subtractUsage returns the numeric fields of a less those of b, at
-// least 0; other fields as in a.
-func subtractUsage(a, b json.RawMessage) json.RawMessage {
+// sessionTotals are what a CLI reports for a whole session after an
+// attempt that spent o (its own share) on top of prior (nil: none).
+func sessionTotals(o *corral.Outcome, prior *corral.SessionState) (float64, json.RawMessage) {
+	if prior == nil {
+		return o.CostUSD, o.Usage
+	}
+	return o.CostUSD + prior.CostUSD, combineUsage(o.Usage, prior.Usage, 1)
+}
+
+// combineUsage returns the numeric fields of a plus sign times those of b
+// (at least 0); other fields as in a.
+func combineUsage(a, b json.RawMessage, sign float64) json.RawMessage {
 	var x, y map[string]any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return a
@@ -315,7 +321,7 @@ func subtractUsage(a, b json.RawMessage) json.RawMessage {
 		n, ok1 := v.(float64)
 		m, ok2 := y[k].(float64)
 		if ok1 && ok2 {
-			x[k] = max(n-m, 0)
+			x[k] = max(n+sign*m, 0)
 		}
 	}
 	out, err := json.Marshal(x)

@@ -65,16 +65,12 @@ func TestRestoreWritesTheSessionWhereTheCLILooksAndStaysInIt(t *testing.T) {
 	}
 }
 
-func TestOwnShareSubtractsWhatTheSessionHadSpent(t *testing.T) {
-	o := &corral.Outcome{CostUSD: 0.3, Usage: json.RawMessage(`{"input_tokens":260,"output_tokens":40,"model":"m"}`)}
-	ownShare(o, "claude", &corral.SessionState{CostUSD: 0.1})
-	if o.CostUSD < 0.199 || o.CostUSD > 0.201 {
-		t.Errorf("claude's own cost %v", o.CostUSD)
-	}
-	ownShare(o, "codex", &corral.SessionState{Usage: json.RawMessage(`{"input_tokens":130,"output_tokens":50}`)})
+func TestSessionTotalsAddThisAttemptToTheSessionBefore(t *testing.T) {
+	o := &corral.Outcome{CostUSD: 0.2, Usage: json.RawMessage(`{"input_tokens":130,"output_tokens":40,"model":"m"}`)}
+	cost, usage := sessionTotals(o, &corral.SessionState{CostUSD: 0.1, Usage: json.RawMessage(`{"input_tokens":130,"output_tokens":50}`)})
 	var u map[string]any
-	json.Unmarshal(o.Usage, &u)
-	if u["input_tokens"] != 130.0 || u["output_tokens"] != 0.0 || u["model"] != "m" {
-		t.Errorf("codex's own usage %v", u)
+	json.Unmarshal(usage, &u)
+	if cost < 0.299 || cost > 0.301 || u["input_tokens"] != 260.0 || u["output_tokens"] != 90.0 || u["model"] != "m" {
+		t.Errorf("session totals $%v %v", cost, u)
 	}
 }
