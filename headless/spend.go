@@ -37,7 +37,7 @@ type msgSpend struct {
 // spendState is what the state keeps to count a turn's spend.
 type spendState struct {
 	msgs     map[string]msgSpend
-	anon     Usage  // usage of messages without an id, summed
+	anon     Usage // usage of messages without an id, summed
 	anonCost float64
 	models   []string
 	unpriced string
