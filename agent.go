@@ -114,6 +114,9 @@ type Agent struct {
 	// The retry policy (see Retry): a run that fails for a reason in
 	// RetryOn is run again as a new attempt, at most MaxAttempts in all.
 	Retry
+	// What the agent may spend, per run and per day or month (see
+	// Budget).
+	Budget
 
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -181,6 +184,9 @@ func (a *Agent) Normalize() error {
 	}
 	a.EnvNames = nil
 	if err := a.Retry.normalize(a.Kind); err != nil {
+		return err
+	}
+	if err := a.Budget.normalize(); err != nil {
 		return err
 	}
 	if err := a.normalizeIdentity(); err != nil {

@@ -3,6 +3,7 @@ package corral
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ const (
 	FieldDuration                  // a duration ("90s", "1h30m") or seconds; empty means 0
 	FieldList                      // names separated by commas, spaces or new lines
 	FieldBool                      // true or false ("on", "yes", "1"; empty is false)
+	FieldNumber                    // a decimal number; empty means 0, none
 )
 
 // An AgentField is one setting of an agent as every front end offers it:
@@ -96,6 +98,14 @@ var AgentFields = []AgentField{
 	durField("retry_backoff", "retry-backoff", "First retry after", "wait before the first retry, doubled for each one after, jittered (default 10s)", func(a *Agent) *Duration { return &a.RetryBackoff }),
 	durField("retry_max_backoff", "retry-max-backoff", "Longest wait between attempts", "the longest wait between two attempts (default 10m); a rate limit's reset time is waited for whatever it is", func(a *Agent) *Duration { return &a.RetryMaxBackoff }),
 	boolField("resume", "resume", "Resume the session on retry", "headless: a retry continues the session of the attempt before (claude --resume, codex exec resume), on any worker", func(a *Agent) *bool { return &a.Resume }),
+	numberField("max_cost_usd", "max-cost-usd", "Cost ceiling per run (USD)", "end a headless run whose cost crosses `USD` (0: none)", func(a *Agent) *float64 { return &a.MaxCostUSD }),
+	int64Field("max_tokens", "max-tokens", "Token ceiling per run", "end a headless run whose tokens cross `N` (0: none)", func(a *Agent) *int64 { return &a.MaxTokens }),
+	numberField("daily_cost_usd", "daily-cost-usd", "Daily cost budget (USD)", "what all the agent's runs may spend in a day of --budget-tz (0: no bound)", func(a *Agent) *float64 { return &a.DailyCostUSD }),
+	int64Field("daily_tokens", "daily-tokens", "Daily token budget", "the tokens all the agent's runs may use in a day (0: no bound)", func(a *Agent) *int64 { return &a.DailyTokens }),
+	numberField("monthly_cost_usd", "monthly-cost-usd", "Monthly cost budget (USD)", "what all the agent's runs may spend in a calendar month (0: no bound)", func(a *Agent) *float64 { return &a.MonthlyCostUSD }),
+	int64Field("monthly_tokens", "monthly-tokens", "Monthly token budget", "the tokens all the agent's runs may use in a month (0: no bound)", func(a *Agent) *int64 { return &a.MonthlyTokens }),
+	textField("budget_time_zone", "budget-tz", "Budget time zone", "the IANA `ZONE` the budget's days and months are counted in (default UTC)", func(a *Agent) *string { return &a.BudgetTimeZone }),
+	textField("budget_overrun", "budget-overrun", "When a budget runs out mid-run", "stop (the default: a run in flight ends at its next usage event) or finish", func(a *Agent) *string { return &a.BudgetOverrun }),
 	textField("resume_prompt", "resume-prompt", "Prompt that resumes", "the `PROMPT` a resumed attempt is given (default: \"Continue from where you left off.\")", func(a *Agent) *string { return &a.ResumePrompt }),
 }
 
@@ -227,4 +237,48 @@ func errorTypesField(key, flag, label, help string, p func(*Agent) *[]ErrorType)
 // spaces or new lines.
 func splitList(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+}
+
+func numberField(key, flag, label, help string, p func(*Agent) *float64) AgentField {
+	return AgentField{Key: key, Flag: flag, Kind: FieldNumber, Label: label, Help: help,
+		get: func(a *Agent) string {
+			if *p(a) == 0 {
+				return ""
+			}
+			return strconv.FormatFloat(*p(a), 'f', -1, 64)
+		},
+		set: func(a *Agent, v string) error {
+			if v == "" {
+				*p(a) = 0
+				return nil
+			}
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+				return fmt.Errorf("want a number, 0 or more, or nothing for none")
+			}
+			*p(a) = n
+			return nil
+		}}
+}
+
+func int64Field(key, flag, label, help string, p func(*Agent) *int64) AgentField {
+	return AgentField{Key: key, Flag: flag, Kind: FieldInt, Label: label, Help: help, Min: 0,
+		get: func(a *Agent) string {
+			if *p(a) == 0 {
+				return ""
+			}
+			return strconv.FormatInt(*p(a), 10)
+		},
+		set: func(a *Agent, v string) error {
+			if v == "" {
+				*p(a) = 0
+				return nil
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("want a whole number, 0 or more, or nothing for none")
+			}
+			*p(a) = n
+			return nil
+		}}
 }

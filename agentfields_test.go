@@ -13,7 +13,7 @@ import (
 // text, and appears in the agent's JSON under that key; a bad value is
 // refused with words that name the field.
 func TestAgentFieldsReadAndWriteTheirOwnJSONKey(t *testing.T) {
-	sample := map[corral.FieldKind]string{corral.FieldText: "x1", corral.FieldInt: "7", corral.FieldDuration: "1m30s", corral.FieldList: "a, b", corral.FieldBool: "true"}
+	sample := map[corral.FieldKind]string{corral.FieldText: "x1", corral.FieldInt: "7", corral.FieldDuration: "1m30s", corral.FieldList: "a, b", corral.FieldBool: "true", corral.FieldNumber: "0.5"}
 	seen := map[string]bool{}
 	for i := range corral.AgentFields {
 		f := &corral.AgentFields[i]

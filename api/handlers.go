@@ -188,6 +188,23 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, SlotList{Agent: name, Capacity: a.MaxParallelTasks, Used: len(sl), Slots: sl})
 }
 
+// SpendList is the answer of GET /v1/agents/{name}/spend: what the
+// agent's runs spent in each of its budget windows now.
+type SpendList struct {
+	Agent   string               `json:"agent"`
+	Windows []corral.WindowSpend `json:"windows"`
+}
+
+func (s *Server) spend(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ws, err := s.svc.Spend(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, SpendList{Agent: name, Windows: ws})
+}
+
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := service.ExecutionFilter{Agent: q.Get("agent"), Cursor: q.Get("cursor")}

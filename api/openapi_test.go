@@ -365,6 +365,12 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "bad-retry", "kind": "shell", "max_attempts": 2, "retry_on": []string{"auth"}}, 400)
 	p.send("POST", "/v1/agents", map[string]any{
+		"name": "thrifty", "kind": "headless", "labels": []string{"probe"}, "command": []string{fakeagent, "--", "{{prompt}}"},
+		"max_cost_usd": 100, "max_tokens": 1000000000, "daily_cost_usd": 100, "daily_tokens": 1, "monthly_cost_usd": 1000,
+		"monthly_tokens": 1000000000, "budget_time_zone": "Europe/Paris", "budget_overrun": "finish",
+	}, 201)
+	p.send("POST", "/v1/agents", map[string]any{"name": "bad-budget", "kind": "shell", "daily_cost_usd": -1}, 400)
+	p.send("POST", "/v1/agents", map[string]any{
 		"name": "box", "kind": "shell", "workdir": work, "labels": []string{"probe"},
 		"sandbox": map[string]any{"mode": "workspace", "network": "host", "writable": []string{filepath.Join(work, "out")},
 			"deny_read": []string{filepath.Join(work, "hidden")}},
@@ -381,8 +387,8 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	p.send("POST", "/v1/agents", map[string]any{"name": "one", "kind": "shell", "labels": []string{"probe"}, "max_parallel_tasks": 1}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "sh", "kind": "shell"}, 409)
 	p.send("POST", "/v1/agents", []byte(`{"name": "bad", "kind": "shell", "bogus": 1}`), 400)
-	if len(p.get("/v1/agents")["agents"].([]any)) != 6 {
-		p.t.Fatal("the listing does not hold the 6 agents")
+	if len(p.get("/v1/agents")["agents"].([]any)) != 7 {
+		p.t.Fatal("the listing does not hold the 7 agents")
 	}
 	p.send("GET", "/v1/agents/nobody", nil, 404)
 	sh := p.get("/v1/agents/sh")
@@ -398,6 +404,9 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	again := p.get("/v1/agents/again")
 	again["max_attempts"] = 3
 	p.send("PATCH", "/v1/agents/again", again, 200)
+	thrifty := p.get("/v1/agents/thrifty")
+	thrifty["monthly_cost_usd"] = 2000
+	p.send("PATCH", "/v1/agents/thrifty", thrifty, 200)
 	box := p.get("/v1/agents/box")
 	box["grace"] = 2
 	p.send("PATCH", "/v1/agents/box", box, 200)
@@ -469,6 +478,17 @@ func probeExecutions(p *probe, exempt map[string]string) {
 	p.send("POST", "/v1/executions/"+id+"/cancel", nil, 409)
 	p.send("POST", "/v1/executions/nobody/cancel", nil, 404)
 	p.send("DELETE", "/v1/agents/one", nil, 204)
+
+	// A budget: a run spends the agent's daily tokens, and the next task
+	// is refused until the window reopens.
+	p.finish(p.send("POST", "/v1/agents/thrifty/tasks", map[string]any{"input": "success"}, 202)["id"].(string))
+	if sp := p.get("/v1/agents/thrifty/spend"); len(sp["windows"].([]any)) != 2 {
+		p.t.Fatalf("the agent's spend: %v", sp)
+	}
+	p.send("GET", "/v1/agents/nobody/spend", nil, 404)
+	if code, v := p.call("POST", "/v1/agents/thrifty/tasks", map[string]any{"input": "success"}, nil); code != 429 || !strings.Contains(fmt.Sprint(v), "budget_spent") {
+		p.t.Errorf("a task once the agent's daily tokens are spent: %d %v", code, v)
+	}
 
 	// A run its agent retries: the attempt after it waits for its time.
 	first := p.finish(p.send("POST", "/v1/agents/again/tasks", map[string]any{"input": "exit 4"}, 202)["id"].(string))

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/agents/{name}", s.auth(s.deleteAgent))
 	m.HandleFunc("POST /v1/agents/{name}/tasks", s.auth(s.submit))
 	m.HandleFunc("GET /v1/agents/{name}/slots", s.auth(s.slots))
+	m.HandleFunc("GET /v1/agents/{name}/spend", s.auth(s.spend))
 
 	m.HandleFunc("GET /v1/schedules", s.auth(s.listSchedules))
 	m.HandleFunc("GET /v1/agents/{name}/schedules", s.auth(s.listSchedules))
@@ -250,6 +252,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &rej):
 		var e Error
 		e.Error.Code, e.Error.Message = "at_capacity", rej.Error()
+		if !rej.RetryAt.IsZero() {
+			e.Error.Code = "budget_spent"
+			w.Header().Set("Retry-After", strconv.Itoa(max(int(time.Until(rej.RetryAt).Seconds()+0.999), 1)))
+		}
 		e.Execution = rej.Execution
 		writeJSON(w, http.StatusTooManyRequests, e)
 	case errors.As(err, &mbe):

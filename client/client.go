@@ -59,6 +59,9 @@ type Error struct {
 	Code      string
 	Message   string
 	Execution *Execution // the rejected execution of a 429
+	// RetryAfter is how long the service asked to wait (a 429 of a spent
+	// budget window: until it reopens; a lockout), zero when it did not.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -141,6 +144,9 @@ func check(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	json.Unmarshal(b, &body)
 	e := &Error{Status: resp.StatusCode, Code: body.Error.Code, Message: body.Error.Message, Execution: body.Execution}
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+		e.RetryAfter = time.Duration(n) * time.Second
+	}
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("corral service answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
@@ -206,6 +212,15 @@ func (c *Client) Slots(ctx context.Context, agent string) (capacity int, slots [
 	}
 	err = c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(agent)+"/slots", nil, &out)
 	return out.Capacity, out.Slots, err
+}
+
+// Spend returns what agent's runs spent in each of its budget windows.
+func (c *Client) Spend(ctx context.Context, agent string) ([]corral.WindowSpend, error) {
+	var out struct {
+		Windows []corral.WindowSpend `json:"windows"`
+	}
+	err := c.do(ctx, "GET", "/v1/agents/"+url.PathEscape(agent)+"/spend", nil, &out)
+	return out.Windows, err
 }
 
 // Submit submits a task. A rejection is an *Error with status 429 (see

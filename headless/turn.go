@@ -245,11 +245,14 @@ func (t *Turn) onLine(line []byte, cut bool) {
 		t.mu.Unlock()
 		return
 	}
-	before := t.st.spent
+	before, ending := t.st.spent, t.st.end != ""
 	end, moved := t.apply(in, now)
 	spent := t.st.spent
 	t.mu.Unlock()
-	if t.spec.OnSpend != nil && spent != nil && !spent.same(before) {
+	// Once the turn is ending, what the lines still in the pipe report is
+	// in its result, not given to OnSpend: a ceiling it enforces is
+	// crossed by one event at most.
+	if t.spec.OnSpend != nil && !ending && spent != nil && !spent.same(before) {
 		if err := t.spec.OnSpend(*spent); err != nil && !end {
 			t.mu.Lock()
 			if t.st.end == "" && !t.st.finalized {

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/corralrun/corral"
 
@@ -23,18 +24,29 @@ var (
 	// ErrAtCapacity means a task was refused because its agent had no free
 	// slot (and no room in its backlog); see *RejectedError.
 	ErrAtCapacity = errors.New("agent at capacity")
+	// ErrBudgetSpent means a task was refused because a budget window of
+	// its agent was spent; see *RejectedError.
+	ErrBudgetSpent = errors.New("agent budget spent")
 	// ErrClosed means the service is shutting down.
 	ErrClosed = errors.New("service closed")
 )
 
 // RejectedError is returned by Submit for a task refused at admission. The
-// rejected execution is recorded and held here.
+// rejected execution is recorded and held here. RetryAt is set when the
+// agent's budget window was spent (its error type is max_budget): when
+// the window reopens.
 type RejectedError struct {
 	Execution *corral.Execution
+	RetryAt   time.Time
 }
 
 func (e *RejectedError) Error() string { return e.Execution.Error }
-func (e *RejectedError) Unwrap() error { return ErrAtCapacity }
+func (e *RejectedError) Unwrap() error {
+	if !e.RetryAt.IsZero() {
+		return ErrBudgetSpent
+	}
+	return ErrAtCapacity
+}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))

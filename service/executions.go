@@ -49,7 +49,7 @@ func (s *Service) submit(ctx context.Context, sub *store.Submission) (*corral.Ex
 	if e.Status == corral.StatusRejected {
 		s.metrics.Add(mRejected, 1, metrics.Labels{"agent", e.Agent})
 		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", e.Agent, "status", string(e.Status)})
-		return e, &RejectedError{Execution: e}
+		return e, &RejectedError{Execution: e, RetryAt: adm.RetryAt}
 	}
 	return e, nil
 }

@@ -9,15 +9,18 @@ import (
 )
 
 const (
-	mFinished      = "corral_executions_finished_total"
-	mRejected      = "corral_rejections_total"
-	mKilled        = "corral_processes_killed_total"
-	mEscapees      = "corral_escapees_killed_total"
-	mScheduleFires = "corral_schedule_fires_total"
-	mRetries       = "corral_retries_total"
-	mDuration      = "corral_execution_duration_seconds"
-	mAdmission     = "corral_admission_seconds"
-	mRelease       = "corral_slot_release_seconds"
+	mFinished       = "corral_executions_finished_total"
+	mRejected       = "corral_rejections_total"
+	mKilled         = "corral_processes_killed_total"
+	mEscapees       = "corral_escapees_killed_total"
+	mScheduleFires  = "corral_schedule_fires_total"
+	mRetries        = "corral_retries_total"
+	mCost           = "corral_cost_usd_total"
+	mTokens         = "corral_tokens_total"
+	mBudgetWarnings = "corral_budget_warnings_total"
+	mDuration       = "corral_execution_duration_seconds"
+	mAdmission      = "corral_admission_seconds"
+	mRelease        = "corral_slot_release_seconds"
 )
 
 func newMetrics() *metrics.Registry {
@@ -28,6 +31,9 @@ func newMetrics() *metrics.Registry {
 	r.Counter(mEscapees, "Processes of runs whose worker died, killed by crash recovery.")
 	r.Counter(mScheduleFires, "Schedule fires taken by this worker.")
 	r.Counter(mRetries, "Retries (next attempts of failed runs) admitted by this worker when their time came.")
+	r.Counter(mCost, "Cost of the headless runs of this worker, in USD as they reported it (or estimated from the price table), by agent and model.")
+	r.Counter(mTokens, "Tokens of the headless runs of this worker, by agent and model.")
+	r.Counter(mBudgetWarnings, "Budget windows that crossed 80 % and 95 % of a ceiling during a run of this worker, by agent, window and level.")
 	r.Histogram(mDuration, "Duration of finished runs, by agent.", []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600})
 	r.Histogram(mAdmission, "Time to take an admission decision (one database transaction).", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .5})
 	r.Histogram(mRelease, "Time from a run's process tree being gone to its slot being released.", []float64{.001, .0025, .005, .01, .025, .05, .1, .25, 1})
@@ -49,12 +55,44 @@ func (s *Service) WriteMetrics(ctx context.Context, w io.Writer) error {
 	queue := metrics.GaugeFamily{Name: "corral_queue_depth", Help: "Queued executions waiting for a slot, by agent."}
 	for _, st := range stats {
 		l := metrics.Labels{"agent", st.Agent}
-		for _, status := range []corral.Status{corral.StatusQueued, corral.StatusRunning, corral.StatusSucceeded, corral.StatusFailed, corral.StatusCancelled, corral.StatusRejected, corral.StatusInterrupted} {
+		for _, status := range []corral.Status{corral.StatusQueued, corral.StatusWaiting, corral.StatusRunning, corral.StatusSucceeded, corral.StatusFailed, corral.StatusCancelled, corral.StatusRejected, corral.StatusInterrupted} {
 			byStatus.Samples = append(byStatus.Samples, metrics.Gauge{Labels: metrics.Labels{"agent", st.Agent, "status", string(status)}, Value: float64(st.ByStatus[status])})
 		}
 		used.Samples = append(used.Samples, metrics.Gauge{Labels: l, Value: float64(st.SlotsUsed)})
 		capacity.Samples = append(capacity.Samples, metrics.Gauge{Labels: l, Value: float64(st.Capacity)})
 		queue.Samples = append(queue.Samples, metrics.Gauge{Labels: l, Value: float64(st.ByStatus[corral.StatusQueued])})
 	}
-	return s.metrics.Write(w, []metrics.GaugeFamily{byStatus, used, capacity, queue})
+	remaining, err := s.budgetGauges(ctx)
+	if err != nil {
+		return err
+	}
+	return s.metrics.Write(w, []metrics.GaugeFamily{byStatus, used, capacity, queue, remaining})
+}
+
+// budgetGauges reads what is left of each agent's budget windows.
+func (s *Service) budgetGauges(ctx context.Context) (metrics.GaugeFamily, error) {
+	g := metrics.GaugeFamily{Name: "corral_budget_remaining", Help: "What is left of each agent's budget window, by agent, window (daily, monthly) and unit (usd, tokens); negative when overspent."}
+	agents, err := s.st.ListAgents(ctx)
+	if err != nil {
+		return g, err
+	}
+	for _, a := range agents {
+		windows := a.Budget.Windows(s.cfg.Now())
+		if len(windows) == 0 {
+			continue
+		}
+		spends, err := s.st.WindowSpend(ctx, a.Name, windows)
+		if err != nil {
+			return g, err
+		}
+		for _, w := range spends {
+			if w.CostLimit > 0 {
+				g.Samples = append(g.Samples, metrics.Gauge{Labels: metrics.Labels{"agent", a.Name, "window", w.Kind, "unit", "usd"}, Value: w.CostLimit - w.CostUSD})
+			}
+			if w.TokenLimit > 0 {
+				g.Samples = append(g.Samples, metrics.Gauge{Labels: metrics.Labels{"agent", a.Name, "window", w.Kind, "unit", "tokens"}, Value: float64(w.TokenLimit - w.Tokens)})
+			}
+		}
+	}
+	return g, nil
 }

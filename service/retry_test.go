@@ -131,3 +131,49 @@ func TestRetryPolicyIsValidated(t *testing.T) {
 		testutil.AssertNoTagged(t, f.tag, time.Second)
 	})
 }
+
+// burner speaks Claude Code's stream-json and spends for ever: a message
+// of 100,000 input tokens of claude-sonnet-4-5 ($0.30) every 50 ms.
+const burner = `echo '{"type":"system","subtype":"init","session_id":"sess-b","permissionMode":"default"}'
+i=0; while :; do i=$((i+1))
+echo "{\"type\":\"assistant\",\"message\":{\"id\":\"m$i\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":100000,\"output_tokens\":0},\"content\":[{\"type\":\"text\",\"text\":\"more\"}]}}"
+sleep 0.05; done`
+
+// TestBudgetWindowEndsRunsAndRefusesTasksOnceSpent: runs spend an
+// agent's daily window as their usage arrives; the run whose spend
+// crosses it ends as max_budget at that event, the window overspent by
+// at most one event per run in flight, and a new task is refused until
+// the window reopens. A run's own ceiling ends it the same way.
+func TestBudgetWindowEndsRunsAndRefusesTasksOnceSpent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
+		f := newFixture(t, backend, service.Config{})
+		f.agent(corral.Agent{Name: "burn", Kind: corral.KindHeadless, MaxParallelTasks: 2, Command: []string{"bash", "-c", burner, "agent", "{{prompt}}"},
+			Budget: corral.Budget{DailyCostUSD: 1}})
+		a, b := f.submit("burn", "go"), f.submit("burn", "go")
+		for _, e := range []*corral.Execution{f.waitTerminal(a.ID, 30*time.Second), f.waitTerminal(b.ID, 30*time.Second)} {
+			if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorMaxBudget || !strings.Contains(e.Error, "daily cost budget is spent") {
+				t.Fatalf("a run of a spent window: %s %s %q", e.Status, e.ErrorType, e.Error)
+			}
+		}
+		spend, err := f.svc.Spend(bg, "burn")
+		if err != nil || len(spend) != 1 {
+			t.Fatalf("spend %+v (%v)", spend, err)
+		}
+		t.Logf("window spent $%.2f of $1.00 by two runs in flight", spend[0].CostUSD)
+		if spend[0].CostUSD < 1 || spend[0].CostUSD > 1+2*0.3+1e-9 {
+			t.Fatalf("the window spent $%.4f: over $1 by more than one $0.30 event per run in flight", spend[0].CostUSD)
+		}
+		_, err = f.svc.Submit(bg, service.Task{Agent: "burn", Input: "go"})
+		var rej *service.RejectedError
+		if !errors.As(err, &rej) || !errors.Is(err, service.ErrBudgetSpent) || !rej.RetryAt.Equal(spend[0].End) {
+			t.Fatalf("a task once the window is spent: %v", err)
+		}
+
+		f.agent(corral.Agent{Name: "cap", Kind: corral.KindHeadless, Command: []string{"bash", "-c", burner, "agent", "{{prompt}}"},
+			Budget: corral.Budget{MaxCostUSD: 0.5}})
+		e := f.waitTerminal(f.submit("cap", "go").ID, 30*time.Second)
+		if e.ErrorType != corral.ErrorMaxBudget || e.CostUSD < 0.5 || e.CostUSD > 0.61 || !e.CostEstimated || !strings.Contains(e.Error, "over its ceiling of $0.5000") {
+			t.Fatalf("a run over its own ceiling: %s $%v estimated %v: %q", e.ErrorType, e.CostUSD, e.CostEstimated, e.Error)
+		}
+	})
+}

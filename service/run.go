@@ -94,6 +94,7 @@ func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral
 	}
 	maxOut := setting.Or(a.MaxOutput, DefaultMaxOutput)
 	var rf runFileLater
+	spend := &runSpend{s: s, a: a, id: id, note: func(text string) { lw.Write("system", []byte(text)) }}
 	job := &executor.Job{
 		Agent:     a,
 		Execution: e,
@@ -111,6 +112,7 @@ func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral
 		},
 		OnLine:    logs.line,
 		Sessions:  s.st,
+		OnSpend:   spend.spent,
 		OnSalvage: func(session string) { s.setRunInfo(id, store.RunInfo{SessionID: session}) },
 	}
 	o := ex.Run(ctx, job)

@@ -112,6 +112,10 @@ func (s *Service) TriggerSchedule(ctx context.Context, id string) (*corral.Execu
 	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID})
 }
 
+// releaseEvery is how often a worker looks for queued work that a
+// reopened budget window lets start.
+const releaseEvery = 5 * time.Second
+
 func (s *Service) wakeScheduler() {
 	select {
 	case s.wakeSch <- struct{}{}:
@@ -125,7 +129,12 @@ func (s *Service) wakeScheduler() {
 // exactly one worker take each.
 func (s *Service) scheduleLoop(ctx context.Context) {
 	defer s.sched.Done()
+	var lastRelease time.Time
 	for {
+		if time.Since(lastRelease) >= releaseEvery {
+			s.releaseHeld(ctx)
+			lastRelease = time.Now()
+		}
 		wait := time.Second
 		if next, ok, err := s.st.NextFire(ctx); err == nil && ok {
 			wait = min(wait, max(next.Sub(s.cfg.Now()), 0))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/service/internal/executor"
@@ -104,6 +105,10 @@ type Config struct {
 	// MinScheduleInterval is the shortest time allowed between two fires
 	// of a schedule; zero means one second.
 	MinScheduleInterval time.Duration
+	// Prices prices the models of headless runs whose agent reports no
+	// cost (Codex), for their agents' cost ceilings and budgets; nil means
+	// the table shipped with corral (headless.DefaultPrices).
+	Prices *headless.Prices
 	// Now is the clock of the scheduler; nil means time.Now.
 	Now func() time.Time
 	// Logger receives the service's own log; nil discards it.
@@ -222,7 +227,7 @@ func New(cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("service: run as: %w", err)
 		}
 	}
-	policy := &executor.Policy{RunAs: cfg.RunAs, PassEnv: cfg.PassEnv, Secrets: cfg.Secrets, DataDir: cfg.DataDir}
+	policy := &executor.Policy{RunAs: cfg.RunAs, PassEnv: cfg.PassEnv, Secrets: cfg.Secrets, DataDir: cfg.DataDir, Prices: cfg.Prices}
 	ident := recovery.Self()
 	id := cfg.WorkerID
 	if id == "" {

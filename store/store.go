@@ -20,6 +20,7 @@ type Store interface {
 	Workers
 	Sessions
 	SessionStates
+	Budgets
 
 	// Dispatcher returns the job engine on this store's database, for the
 	// service to start and stop. Admission hands executions to it inside
@@ -192,6 +193,24 @@ type Sessions interface {
 	RevokeSession(ctx context.Context, id string, expires time.Time) error
 	// SessionRevoked reports whether the session id was revoked.
 	SessionRevoked(ctx context.Context, id string) (bool, error)
+}
+
+// Budgets keeps what agents' runs spend per budget window
+// (corral.Budget), for the fleet to share.
+type Budgets interface {
+	// AddSpend adds cost and tokens to each of the agent's windows, in
+	// one transaction whose row locks make workers that add together
+	// count every addition, and returns the windows' totals after it.
+	AddSpend(ctx context.Context, agent string, windows []corral.Window, cost float64, tokens int64) ([]corral.WindowSpend, error)
+	// WindowSpend returns what the agent's runs spent in each window.
+	WindowSpend(ctx context.Context, agent string, windows []corral.Window) ([]corral.WindowSpend, error)
+	// PromoteQueued admits the oldest queued executions of the agent
+	// into its free slots, as a release would, if its budget allows: for
+	// queued work held while a window was spent. It returns how many it
+	// admitted.
+	PromoteQueued(ctx context.Context, agent string) (int, error)
+	// PruneSpend deletes the spend of windows not added to since before.
+	PruneSpend(ctx context.Context, before time.Time) (int, error)
 }
 
 // SessionStates keeps the state of headless agents' sessions between the

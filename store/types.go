@@ -64,6 +64,9 @@ type Admission struct {
 	// decision was taken, for the caller's message.
 	Running, Capacity int
 	Queued, Backlog   int
+	// RetryAt, when set, is when the agent's spent budget window reopens:
+	// the task was held or refused for its budget, not its capacity.
+	RetryAt time.Time
 }
 
 // ExecutionFilter selects executions for ListExecutions, newest first.

@@ -154,6 +154,7 @@ type agentForm struct {
 	EnvNames      []string
 	EnvRemove     map[string]bool
 	Sandbox       sandboxForm
+	Spend         []windowView
 	Errors        map[string]string
 	Error         string
 	CreatedAt     time.Time
@@ -307,11 +308,43 @@ func (u *UI) editAgentPage(w http.ResponseWriter, r *http.Request, p *page) {
 		u.fail(w, r, p, err)
 		return
 	}
-	p.Title, p.Nav, p.Data = "Agent "+a.Name, "agents", formOf(a)
+	f := formOf(a)
+	f.Spend = u.spendOf(r.Context(), a)
+	p.Title, p.Nav, p.Data = "Agent "+a.Name, "agents", f
 	if r.URL.Query().Get("saved") != "" {
 		p.Notice = "Saved."
 	}
 	u.render(w, r, http.StatusOK, "agent_form", p)
+}
+
+// windowView is a budget window as the agent page shows it: what is
+// used, and the runs that spent it, costliest first.
+type windowView struct {
+	corral.WindowSpend
+	Percent float64
+	Runs    []*corral.Execution
+}
+
+// spendOf reads a's budget windows and the runs of each.
+func (u *UI) spendOf(ctx context.Context, a *corral.Agent) []windowView {
+	spends, err := u.svc.Spend(ctx, a.Name)
+	if err != nil {
+		return nil
+	}
+	var out []windowView
+	for _, w := range spends {
+		v := windowView{WindowSpend: w, Percent: min(100*w.Used(), 100)}
+		runs, _, _ := u.svc.Executions(ctx, service.ExecutionFilter{Agent: a.Name, Since: w.Start, Limit: 200})
+		for _, e := range runs {
+			if e.CostUSD > 0 {
+				v.Runs = append(v.Runs, e)
+			}
+		}
+		sort.Slice(v.Runs, func(i, j int) bool { return v.Runs[i].CostUSD > v.Runs[j].CostUSD })
+		v.Runs = v.Runs[:min(len(v.Runs), 10)]
+		out = append(out, v)
+	}
+	return out
 }
 
 func (u *UI) createAgent(w http.ResponseWriter, r *http.Request, p *page) {

@@ -24,3 +24,20 @@ func parseDur(v string) (corral.Duration, error) {
 	}
 	return d, nil
 }
+
+// fieldView is an input of the agent form for a setting of
+// corral.AgentFields, with its label and hint as they are declared there.
+type fieldView struct {
+	Key, Label, Help, Value, Error string
+	Numeric                        bool
+}
+
+// tableField is the input of setting key in form f.
+func tableField(f *agentForm, key string) fieldView {
+	fld := corral.AgentFieldByKey(key)
+	if fld == nil {
+		return fieldView{Key: key, Label: key}
+	}
+	return fieldView{Key: key, Label: fld.Label, Help: capitalize(strings.ReplaceAll(fld.Help, "`", "")) + ".",
+		Value: f.Values[key], Error: f.Errors[key], Numeric: fld.Kind == corral.FieldInt || fld.Kind == corral.FieldNumber}
+}

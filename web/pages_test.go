@@ -311,3 +311,31 @@ func TestSchedulesPageCreatesTogglesTriggersAndDeletes(t *testing.T) {
 		t.Fatal("schedule not deleted")
 	}
 }
+
+// TestAgentPageSetsBudgetsAndRetriesAndShowsTheSpend: the form's budget
+// and retry fields (declared once, in corral.AgentFields) reach the
+// agent, and its page shows each window's bar.
+func TestAgentPageSetsBudgetsAndRetriesAndShowsTheSpend(t *testing.T) {
+	s := newStack(t, stackOpt{token: token})
+	b := s.browser()
+	csrf := b.login()
+	r := b.post("/agents", url.Values{"csrf": {csrf}, "name": {"thrift"}, "kind": {"shell"}, "daily_cost_usd": {"2.5"}, "max_tokens": {"1000"},
+		"budget_time_zone": {"Europe/Paris"}, "budget_overrun": {"finish"}, "max_attempts": {"3"}, "retry_on": {"exit, timeout"}, "labels": {"a, b"}})
+	if r.code != http.StatusSeeOther {
+		t.Fatalf("agent with a budget: %d\n%s", r.code, r.body)
+	}
+	a, err := s.svc.Agent(t.Context(), "thrift")
+	if err != nil || a.DailyCostUSD != 2.5 || a.MaxTokens != 1000 || a.BudgetTimeZone != "Europe/Paris" || a.BudgetOverrun != "finish" ||
+		a.MaxAttempts != 3 || len(a.RetryOn) != 2 || len(a.Labels) != 2 {
+		t.Fatalf("agent as created: %+v %v", a, err)
+	}
+	page := b.get("/agents/thrift")
+	for _, want := range []string{`id="spend-daily"`, "of $2.5000", `value="2.5"`, `name="retry_on" value="exit, timeout"`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the agent page lacks %s", want)
+		}
+	}
+	if r := b.post("/agents", url.Values{"csrf": {csrf}, "name": {"bad"}, "kind": {"shell"}, "daily_cost_usd": {"lots"}}); !strings.Contains(r.body, `id="daily_cost_usd-error"`) {
+		t.Fatalf("a budget that is not a number: %d", r.code)
+	}
+}

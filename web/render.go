@@ -38,6 +38,8 @@ func parseTemplates(u *UI) (map[string]*template.Template, error) {
 		"dict":       dict,
 		"sandbox":    sandboxText,
 		"sandboxRun": reportText,
+		"list":       func(v ...string) []string { return v },
+		"tableField": tableField,
 	}
 	base, err := template.New("base").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
@@ -25,6 +26,7 @@ const agentsUsage = `Usage:
   corral agents update NAME [flags] [-- COMMAND [ARGS...]]
   corral agents delete NAME
   corral agents slots NAME
+  corral agents spend NAME
 
 An agent runs tasks. A shell agent runs each task's input as a script of
 its shell (bash by default; the input reaches it on a pipe, never in its
@@ -62,6 +64,14 @@ jittered, at most --retry-max-backoff) or, for a rate limit, at the
 provider's reset time; auth, quota, max_budget, permission_mode and
 cancelled never are. --resume makes a headless agent's retry continue the
 session of the attempt before (docs/service.md, "Retries and attempts").
+
+Spend: --max-cost-usd and --max-tokens end a headless run whose spend
+crosses them (max_budget), counted from its stream as it arrives;
+--daily-cost-usd, --daily-tokens, --monthly-cost-usd and --monthly-tokens
+bound all the agent's runs per day or month of --budget-tz, across the
+fleet: once spent, new tasks are refused (429 until the window reopens) or
+held in the queue, and runs in flight end at their next usage event
+(--budget-overrun finish lets them finish). spend shows the windows.
 ` + clientEnvHelp + `
 Flags:
 `
@@ -278,6 +288,8 @@ func agentsMain(args []string) int {
 		return a.delete()
 	case "slots":
 		return a.slots()
+	case "spend":
+		return a.spend()
 	}
 	return usageError("agents", "unknown subcommand %q", verb)
 }
@@ -363,6 +375,34 @@ func (a agentsCmd) delete() int {
 		printJSON(map[string]string{"deleted": a.name})
 	} else {
 		fmt.Printf("deleted agent %s\n", a.name)
+	}
+	return exitOK
+}
+
+func (a agentsCmd) spend() int {
+	ws, err := a.c.Spend(a.ctx, a.name)
+	if err != nil {
+		return apiFail("agents", err)
+	}
+	if a.json {
+		printJSON(map[string]any{"agent": a.name, "windows": ws})
+		return exitOK
+	}
+	if len(ws) == 0 {
+		fmt.Printf("%s: no daily or monthly budget\n", a.name)
+		return exitOK
+	}
+	for _, w := range ws {
+		line := fmt.Sprintf("%s %-7s $%.4f", a.name, w.Kind, w.CostUSD)
+		if w.CostLimit > 0 {
+			line += fmt.Sprintf(" of $%.2f", w.CostLimit)
+		}
+		line += fmt.Sprintf(", %d tokens", w.Tokens)
+		if w.TokenLimit > 0 {
+			line += fmt.Sprintf(" of %d", w.TokenLimit)
+		}
+		line += fmt.Sprintf(" (%.0f%% used; resets %s)", 100*w.Used(), w.End.Format(time.RFC3339))
+		fmt.Println(line)
 	}
 	return exitOK
 }

@@ -156,3 +156,47 @@ func TestE2EHeadlessSandbox(t *testing.T) {
 		t.Fatalf("exit %d %+v\n%s", code, r, errOut)
 	}
 }
+
+// TestE2EHeadlessCostCeilingStopsTheRealCLIs: the real Claude Code and
+// Codex, against the fake model, with a cost ceiling and a price table
+// for the fake model's names. Claude Code's turn, which would call a tool
+// for ever, is stopped at the message whose priced usage crosses the
+// ceiling, within a second of the model's answer; Codex, which reports
+// its usage when its turn completes, is recorded max_budget at that
+// event. Both keep their cost.
+func TestE2EHeadlessCostCeilingStopsTheRealCLIs(t *testing.T) {
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	os.WriteFile(prices, []byte(`{"date":"2026-12-01","source":"test","models":{
+		"claude-opus-5-5":{"input":1000,"output":1000,"cache_write":1000,"cache_read":1000},
+		"fake-model":{"input":1000,"output":1000,"cache_read":1000}}}`), 0o600)
+	for _, cli := range []string{"claude", "codex"} {
+		t.Run(cli, func(t *testing.T) {
+			srv := testutil.FakeModel(t, "spend", fakemodel.Options{})
+			a := testutil.Claude(t, srv, "Spend.")
+			if cli == "codex" {
+				a = testutil.Codex(t, srv, "Spend.")
+			}
+			out, errOut, code := corralWith(t, a.Env, append([]string{"headless", "--json", "--timeout", "2m", "--max-cost-usd", "0.5", "--prices", prices, "--"}, a.Args...)...)
+			r := decodeHeadless(t, out)
+			var full struct {
+				Start      time.Time `json:"start"`
+				DurationMS float64   `json:"duration_ms"`
+				Spend      struct {
+					CostUSD float64 `json:"cost_usd"`
+					Tokens  int64   `json:"tokens"`
+				} `json:"spend"`
+			}
+			json.Unmarshal([]byte(out), &full)
+			if code == 0 || r.ErrorType != "max_budget" || r.CostUSD == nil || *r.CostUSD <= 0.5 || !strings.Contains(r.Reason, "over its ceiling of $0.5000") {
+				t.Fatalf("exit %d %s %s $%v: %s\n%s", code, r.Status, r.ErrorType, r.CostUSD, r.Reason, errOut)
+			}
+			reqs := srv.Requests()
+			last := reqs[len(reqs)-1].Time
+			ended := full.Start.Add(time.Duration(full.DurationMS * float64(time.Millisecond)))
+			t.Logf("%s: $%.4f after %d model requests (%d tokens); ended %v after the last request was answered", cli, *r.CostUSD, len(reqs), full.Spend.Tokens, ended.Sub(last).Round(time.Millisecond))
+			if cli == "claude" && ended.Sub(last) > time.Second {
+				t.Fatalf("the turn ended %v after the model's last answer, which crossed its ceiling", ended.Sub(last))
+			}
+		})
+	}
+}

@@ -99,6 +99,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
 	sbf := addSandboxFlags(fs, "workdir")
+	spf := addSpendFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -128,6 +129,9 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		Label:                 "headless",
 	}
 	var err error
+	if err := spf.apply(spec); err != nil {
+		return fail("%v", err)
+	}
 	if spec.Format, err = headless.ParseFormat(*format); err != nil {
 		return fail("%v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
 	"github.com/corralrun/corral/api"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/httpguard"
 	"github.com/corralrun/corral/internal/lockout"
 	"github.com/corralrun/corral/service"
@@ -95,7 +96,7 @@ Flags:
 // serveFlags are the flags of corral serve.
 type serveFlags struct {
 	addr, data, dbURL, workerID, labels, retain, runAs *string
-	tlsCert, tlsKey                                    *string
+	tlsCert, tlsKey, prices                            *string
 	maxRuns, maxAgents, maxSchedules                   *int
 	lease, shutdownTimeout                             *time.Duration
 	noAuth, plainHTTP, verbose                         *bool
@@ -123,6 +124,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.Var(&f.passEnv, "pass-env", "pass the service's variable `NAME` on to every task (repeatable; CORRAL_TOKEN and CORRAL_DB never are)")
 	fs.Var(&f.publicHosts, "public-host", "a host `NAME` clients reach the service by, besides loopback names and IP addresses (repeatable)")
 	fs.Var(&f.proxies, "trusted-proxy", "the `ADDR` (IP or CIDR) of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable)")
+	f.prices = fs.String("prices", "", "a price table `FILE` (JSON, the shape of the one shipped: docs/budgets.md) adding to or replacing the shipped prices of models")
 	f.verbose = fs.Bool("v", false, "log what the service does to stderr")
 	return f
 }
@@ -138,6 +140,7 @@ type serveSetup struct {
 	limits      store.Limits
 	token       string
 	logger      *slog.Logger
+	prices      *headless.Prices
 }
 
 // check validates the flags, before anything is opened or written.
@@ -168,6 +171,11 @@ func (f *serveFlags) check() (*serveSetup, error) {
 	}
 	if err := checkRunAs(*f.runAs); err != nil {
 		return nil, err
+	}
+	if *f.prices != "" {
+		if s.prices, err = headless.LoadPrices(*f.prices); err != nil {
+			return nil, err
+		}
 	}
 	level := slog.LevelWarn
 	if *f.verbose {
@@ -228,7 +236,7 @@ func (s *serveSetup) newService(st store.Store) (*service.Service, error) {
 	}
 	return service.New(service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
 		ShutdownTimeout: *f.shutdownTimeout, MaxRuns: *f.maxRuns, Secrets: secrets, PassEnv: f.passEnv, RunAs: *f.runAs, Logger: s.logger,
-		RetainFor: s.retainFor, RetainCount: s.retainCount})
+		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices})
 }
 
 // handler returns the HTTP API with the web UI, on svc.

@@ -133,6 +133,15 @@ var named = map[string]struct {
 			return Reply{Text: ResumedPrefix + first}
 		}
 	}},
+	"spend": {"run a quick shell command (true) again and again: Claude Code for ever, Codex three times then answer (its usage comes at the end of the turn)", func(o Options) Scenario {
+		again := shellCall("true", 0)
+		return func(r *Request) Reply {
+			if r.API == OpenAI && r.Step >= 3 {
+				return Reply{Text: "spent"}
+			}
+			return again(r)
+		}
+	}},
 	"hang": {"start the answer, then send nothing more (a stream that hangs mid-way)", func(Options) Scenario {
 		return func(*Request) Reply { return Reply{Text: "Let me think", Hang: true} }
 	}},

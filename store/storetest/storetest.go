@@ -62,6 +62,8 @@ func Run(t *testing.T, open Open) {
 		{"DueAttemptTakesAFreeSlotOrQueues", testAdmitAttempt},
 		{"WaitingAttemptIsCancelledAtOnceAndKeepsItsAgent", testCancelWaiting},
 		{"SessionStatesAreKeptReplacedAndPruned", testSessionStates},
+		{"BudgetWindowsRefuseOrHoldTasksOnceSpent", testBudgetWindows},
+		{"SpendAddsUpAcrossWriters", testSpendAddsUpAcrossWriters},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -48,6 +49,10 @@ type Job struct {
 	// OnSalvage receives what a headless turn has revealed so far (its
 	// session id), to be recorded before the run ends.
 	OnSalvage func(sessionID string)
+	// OnSpend receives a headless turn's spend after every usage event; an
+	// error it returns ends the turn as max_budget, for that reason (the
+	// agent's budget window is spent).
+	OnSpend func(headless.Spend) error
 	// Sessions keeps the state of headless sessions between attempts:
 	// when the agent resumes sessions, a turn's session file is saved to it
 	// while the turn runs, and an attempt that resumes one restores it

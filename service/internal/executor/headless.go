@@ -49,6 +49,10 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 		Grace:        j.Agent.Grace.D(),
 		MaxOutput:    j.MaxOutput,
 		MaxEventRaw:  MaxLine,
+		MaxCostUSD:   j.Agent.MaxCostUSD,
+		MaxTokens:    j.Agent.MaxTokens,
+		Prices:       h.Policy.prices(),
+		OnSpend:      j.OnSpend,
 		OnStart:      j.OnStart,
 		OnEvent: func(ev headless.Event) {
 			if j.OnLine != nil && ev.Raw != "" && ev.Line != lastLine {
@@ -132,6 +136,14 @@ func fromTurn(res *headless.Result) *corral.Outcome {
 		o.OutputTruncated = p.Stderr.Truncated
 	}
 	return o
+}
+
+// prices is the price table of the policy's runs.
+func (p *Policy) prices() *headless.Prices {
+	if p == nil {
+		return nil
+	}
+	return p.Prices
 }
 
 // turnResume is how a headless run continues, or starts, a session: the

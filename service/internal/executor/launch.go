@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -32,6 +33,9 @@ type Policy struct {
 	// DataDir is the service's data directory. A sandboxed run may not
 	// read it.
 	DataDir string
+	// Prices prices headless runs whose agent reports no cost; nil means
+	// headless.DefaultPrices.
+	Prices *headless.Prices
 	// LookupEnv reads the service's environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 }

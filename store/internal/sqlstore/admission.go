@@ -53,6 +53,13 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		return nil, err
 	}
 	adm := &store.Admission{Execution: e.Execution, Running: used, Capacity: a.MaxParallelTasks, Backlog: a.MaxBacklog}
+	spent, reopens, err := budgetSpent(ctx, tx, a, now)
+	if err != nil {
+		return nil, err
+	}
+	if spent != "" {
+		return adm, s.heldByBudget(ctx, tx, a, e, adm, spent, reopens, now)
+	}
 	if used < a.MaxParallelTasks {
 		// A new task goes to the engine, whichever worker fetches it.
 		if _, err := s.takeSlot(ctx, tx, a, e, now, false); err != nil {
@@ -77,6 +84,28 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 	e.Status = corral.StatusRejected
 	e.FinishedAt = &now
 	return adm, putExecution(ctx, tx, e)
+}
+
+// heldByBudget queues e, an execution of agent a whose budget window is
+// spent, when a queues and has room, or rejects it, saying why and when
+// the window reopens.
+func (s *Store[TTx]) heldByBudget(ctx context.Context, tx Tx[TTx], a *corral.Agent, e *store.Run, adm *store.Admission, spent string, reopens, now time.Time) error {
+	adm.RetryAt = reopens
+	if a.Overflow == corral.OverflowQueue {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM corral_executions WHERE agent = $1 AND status = 'queued'`, a.Name).Scan(&adm.Queued); err != nil {
+			return err
+		}
+		if adm.Queued < a.MaxBacklog {
+			e.Status = corral.StatusQueued
+			adm.Queued++
+			return putExecution(ctx, tx, e)
+		}
+	}
+	e.Status = corral.StatusRejected
+	e.Error = fmt.Sprintf("agent %s: %s", a.Name, spent)
+	e.ErrorType = corral.ErrorMaxBudget
+	e.FinishedAt = &now
+	return putExecution(ctx, tx, e)
 }
 
 func countSlots(ctx context.Context, ex Executor, agent string) (int, error) {
@@ -137,6 +166,9 @@ func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *corral.Agent, n
 			local = nil
 		}
 	}()
+	if spent, _, err := budgetSpent(ctx, tx, a, now); err != nil || spent != "" {
+		return nil, err // its window is spent: the queue waits for it
+	}
 	used, err := countSlots(ctx, tx, a.Name)
 	if err != nil {
 		return nil, err

@@ -84,12 +84,17 @@ func (s *Store[TTx]) AdmitAttempt(ctx context.Context, id string, now time.Time)
 		if err != nil {
 			return err
 		}
-		if used < a.MaxParallelTasks {
+		spent, _, err := budgetSpent(ctx, tx, a, now)
+		if err != nil {
+			return err
+		}
+		if used < a.MaxParallelTasks && spent == "" {
 			_, err := s.takeSlot(ctx, tx, a, e, now, false)
 			return err
 		}
-		// Every slot is taken: the attempt joins the queue, in the order
-		// of its creation, and the next freed slot promotes it.
+		// Every slot is taken, or the agent's budget is spent: the attempt
+		// joins the queue, in the order of its creation, and the next freed
+		// slot (or reopened window) promotes it.
 		e.Status = corral.StatusQueued
 		return putExecution(ctx, tx, e)
 	})

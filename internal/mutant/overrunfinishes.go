@@ -1,0 +1,6 @@
+//go:build !mutation_overrunfinishes
+
+package mutant
+
+// OverrunFinishes: see mutation_overrunfinishes.go.
+const OverrunFinishes = false
