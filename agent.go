@@ -117,6 +117,9 @@ type Agent struct {
 	// What the agent may spend, per run and per day or month (see
 	// Budget).
 	Budget
+	// Webhooks receive the events of the agent's executions (see
+	// Webhook); their secrets are write-only.
+	Webhooks []Webhook `json:"webhooks,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -187,6 +190,9 @@ func (a *Agent) Normalize() error {
 		return err
 	}
 	if err := a.Budget.normalize(); err != nil {
+		return err
+	}
+	if err := normalizeWebhooks(a.Webhooks); err != nil {
 		return err
 	}
 	if err := a.normalizeIdentity(); err != nil {

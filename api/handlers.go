@@ -205,6 +205,21 @@ func (s *Server) spend(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, SpendList{Agent: name, Windows: ws})
 }
 
+// DeliveryList is the answer of GET /v1/executions/{id}/webhooks: the
+// webhook deliveries of the execution's events, oldest first.
+type DeliveryList struct {
+	Deliveries []*corral.WebhookDelivery `json:"deliveries"`
+}
+
+func (s *Server) deliveries(w http.ResponseWriter, r *http.Request) {
+	ds, err := s.svc.Deliveries(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, DeliveryList{Deliveries: ds})
+}
+
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := service.ExecutionFilter{Agent: q.Get("agent"), Cursor: q.Get("cursor")}

@@ -370,6 +370,11 @@ func probeAgents(p *probe, dir, fakeagent string) {
 		"monthly_tokens": 1000000000, "budget_time_zone": "Europe/Paris", "budget_overrun": "finish",
 	}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "bad-budget", "kind": "shell", "daily_cost_usd": -1}, 400)
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	p.t.Cleanup(hooks.Close)
+	p.send("POST", "/v1/agents", map[string]any{"name": "hooked", "kind": "shell", "labels": []string{"probe"},
+		"webhooks": []any{map[string]any{"url": hooks.URL + "/all", "secret": "whsec"}, map[string]any{"url": hooks.URL + "/ends", "secret": "whsec2", "events": []string{"succeeded", "failed"}}}}, 201)
+	p.send("POST", "/v1/agents", map[string]any{"name": "bad-hook", "kind": "shell", "webhooks": []any{map[string]any{"url": "ftp://x", "secret": "s"}}}, 400)
 	p.send("POST", "/v1/agents", map[string]any{
 		"name": "box", "kind": "shell", "workdir": work, "labels": []string{"probe"},
 		"sandbox": map[string]any{"mode": "workspace", "network": "host", "writable": []string{filepath.Join(work, "out")},
@@ -387,9 +392,14 @@ func probeAgents(p *probe, dir, fakeagent string) {
 	p.send("POST", "/v1/agents", map[string]any{"name": "one", "kind": "shell", "labels": []string{"probe"}, "max_parallel_tasks": 1}, 201)
 	p.send("POST", "/v1/agents", map[string]any{"name": "sh", "kind": "shell"}, 409)
 	p.send("POST", "/v1/agents", []byte(`{"name": "bad", "kind": "shell", "bogus": 1}`), 400)
-	if len(p.get("/v1/agents")["agents"].([]any)) != 7 {
-		p.t.Fatal("the listing does not hold the 7 agents")
+	if len(p.get("/v1/agents")["agents"].([]any)) != 8 {
+		p.t.Fatal("the listing does not hold the 8 agents")
 	}
+	hooked := p.get("/v1/agents/hooked")
+	if fmt.Sprint(hooked["webhooks"]) == "" || strings.Contains(fmt.Sprint(hooked), "whsec") {
+		p.t.Fatalf("an agent's webhooks show their secrets: %v", hooked)
+	}
+	p.send("PATCH", "/v1/agents/hooked", hooked, 200) // sent back without their secrets, which are kept
 	p.send("GET", "/v1/agents/nobody", nil, 404)
 	sh := p.get("/v1/agents/sh")
 	if sh["env"] != nil || !slices.Equal(asList(sh["env_names"]), []string{"PROBE_SECRET"}) {
@@ -478,6 +488,19 @@ func probeExecutions(p *probe, exempt map[string]string) {
 	p.send("POST", "/v1/executions/"+id+"/cancel", nil, 409)
 	p.send("POST", "/v1/executions/nobody/cancel", nil, 404)
 	p.send("DELETE", "/v1/agents/one", nil, 204)
+
+	// Webhooks: the run's events are delivered, and the deliveries shown.
+	hid := p.finish(p.send("POST", "/v1/agents/hooked/tasks", map[string]any{"input": "true"}, 202)["id"].(string))["id"].(string)
+	testutil.WaitFor(p.t, 30*time.Second, "the run's webhooks delivered", func() bool {
+		ds := p.get("/v1/executions/" + hid + "/webhooks")["deliveries"].([]any)
+		for _, d := range ds {
+			if d.(map[string]any)["status"] != "delivered" {
+				return false
+			}
+		}
+		return len(ds) == 3
+	})
+	p.send("GET", "/v1/executions/nobody/webhooks", nil, 404)
 
 	// A budget: a run spends the agent's daily tokens, and the next task
 	// is refused until the window reopens.

@@ -124,6 +124,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/executions/{id}/cancel", s.auth(s.cancel))
 	m.HandleFunc("POST /v1/executions/{id}/retry", s.auth(s.retry))
 	m.HandleFunc("GET /v1/executions/{id}/events", s.auth(s.events))
+	m.HandleFunc("GET /v1/executions/{id}/webhooks", s.auth(s.deliveries))
 
 	m.HandleFunc("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; see docs/api.md", r.Method, r.URL.Path))

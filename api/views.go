@@ -40,7 +40,28 @@ func publicAgent(a *corral.Agent) *corral.Agent {
 	c := *a
 	c.EnvNames = envNames(a.Env)
 	c.Env = nil
+	c.Webhooks = nil
+	for _, w := range a.Webhooks {
+		w.SecretSet, w.Secret = w.Secret != "", ""
+		c.Webhooks = append(c.Webhooks, w)
+	}
 	return &c
+}
+
+// keepSecrets gives each webhook of next that was sent back without its
+// secret the secret of the webhook of cur with the same URL: clients
+// never see the secrets they would otherwise have to send back.
+func keepSecrets(next, cur []corral.Webhook) {
+	for i := range next {
+		if next[i].Secret != "" {
+			continue
+		}
+		for _, w := range cur {
+			if w.URL == next[i].URL {
+				next[i].Secret = w.Secret
+			}
+		}
+	}
 }
 
 func envNames(env map[string]string) []string {
@@ -100,5 +121,6 @@ func (s *Server) mergeAgent(w http.ResponseWriter, r *http.Request, cur *corral.
 	if len(env) == 0 {
 		a.Env = nil
 	}
+	keepSecrets(a.Webhooks, cur.Webhooks)
 	return &a, nil
 }

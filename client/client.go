@@ -223,6 +223,15 @@ func (c *Client) Spend(ctx context.Context, agent string) ([]corral.WindowSpend,
 	return out.Windows, err
 }
 
+// Deliveries returns the webhook deliveries of an execution's events.
+func (c *Client) Deliveries(ctx context.Context, executionID string) ([]corral.WebhookDelivery, error) {
+	var out struct {
+		Deliveries []corral.WebhookDelivery `json:"deliveries"`
+	}
+	err := c.do(ctx, "GET", "/v1/executions/"+url.PathEscape(executionID)+"/webhooks", nil, &out)
+	return out.Deliveries, err
+}
+
 // Submit submits a task. A rejection is an *Error with status 429 (see
 // IsAtCapacity) that holds the rejected execution.
 func (c *Client) Submit(ctx context.Context, agent, input string, timeout time.Duration) (*Execution, error) {

@@ -64,9 +64,14 @@ func (r *runSpend) spent(sp headless.Spend) error {
 				r.s.log.Warn(msg, "execution", r.id)
 				r.note(msg)
 				r.s.metrics.Add(mBudgetWarnings, 1, metrics.Labels{"agent", r.a.Name, "window", w.Kind, "level", fmt.Sprintf("%.0f", 100*level)})
+				r.s.budgetEvent(r.a, corral.EventBudgetWarning, w, r.id)
 			}
 		}
-		if spent, why := w.Spent(); spent && r.a.BudgetOverrun != corral.OverrunFinish && !mutant.OverrunFinishes {
+		spent, why := w.Spent()
+		if was, _ := before.Spent(); spent && !was {
+			r.s.budgetEvent(r.a, corral.EventBudgetExhausted, w, r.id)
+		}
+		if spent && r.a.BudgetOverrun != corral.OverrunFinish && !mutant.OverrunFinishes {
 			return errors.New("agent " + r.a.Name + ": " + why)
 		}
 	}

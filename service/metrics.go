@@ -9,18 +9,20 @@ import (
 )
 
 const (
-	mFinished       = "corral_executions_finished_total"
-	mRejected       = "corral_rejections_total"
-	mKilled         = "corral_processes_killed_total"
-	mEscapees       = "corral_escapees_killed_total"
-	mScheduleFires  = "corral_schedule_fires_total"
-	mRetries        = "corral_retries_total"
-	mCost           = "corral_cost_usd_total"
-	mTokens         = "corral_tokens_total"
-	mBudgetWarnings = "corral_budget_warnings_total"
-	mDuration       = "corral_execution_duration_seconds"
-	mAdmission      = "corral_admission_seconds"
-	mRelease        = "corral_slot_release_seconds"
+	mFinished        = "corral_executions_finished_total"
+	mRejected        = "corral_rejections_total"
+	mKilled          = "corral_processes_killed_total"
+	mEscapees        = "corral_escapees_killed_total"
+	mScheduleFires   = "corral_schedule_fires_total"
+	mRetries         = "corral_retries_total"
+	mCost            = "corral_cost_usd_total"
+	mTokens          = "corral_tokens_total"
+	mBudgetWarnings  = "corral_budget_warnings_total"
+	mWebhooks        = "corral_webhook_deliveries_total"
+	mWebhookFailures = "corral_webhook_failures_total"
+	mDuration        = "corral_execution_duration_seconds"
+	mAdmission       = "corral_admission_seconds"
+	mRelease         = "corral_slot_release_seconds"
 )
 
 func newMetrics() *metrics.Registry {
@@ -33,6 +35,8 @@ func newMetrics() *metrics.Registry {
 	r.Counter(mRetries, "Retries (next attempts of failed runs) admitted by this worker when their time came.")
 	r.Counter(mCost, "Cost of the headless runs of this worker, in USD as they reported it (or estimated from the price table), by agent and model.")
 	r.Counter(mTokens, "Tokens of the headless runs of this worker, by agent and model.")
+	r.Counter(mWebhooks, "Webhook deliveries this worker made that the receiver accepted.")
+	r.Counter(mWebhookFailures, "Webhook delivery attempts of this worker that failed (each is retried with backoff until its time runs out).")
 	r.Counter(mBudgetWarnings, "Budget windows that crossed 80 % and 95 % of a ceiling during a run of this worker, by agent, window and level.")
 	r.Histogram(mDuration, "Duration of finished runs, by agent.", []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600})
 	r.Histogram(mAdmission, "Time to take an admission decision (one database transaction).", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .5})

@@ -23,6 +23,8 @@ const pruneBatch = 500
 // time, then the logs on this worker's disk older than RetainFor (those
 // of records another worker deleted).
 func (s *Service) sweep(ctx context.Context) {
+	s.st.PruneDeliveries(ctx, time.Now().Add(-webhookKeep))
+	s.st.PruneSpend(ctx, time.Now().Add(-400*24*time.Hour))
 	if n, err := s.st.PruneSessionStates(ctx, time.Now().Add(-SessionStateRetention)); err == nil && n > 0 {
 		s.log.Info("retention: deleted the saved state of sessions idle for too long", "count", n)
 	}

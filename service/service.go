@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -105,6 +106,15 @@ type Config struct {
 	// MinScheduleInterval is the shortest time allowed between two fires
 	// of a schedule; zero means one second.
 	MinScheduleInterval time.Duration
+	// Webhooks receive the events of every agent's executions, besides the
+	// agents' own (corral serve --webhook). WebhookTimeout bounds each
+	// delivery (zero: 10 s); a delivery the receiver does not accept is
+	// retried with backoff from WebhookBackoff (zero: 1 s; at most 5 min
+	// apart) until WebhookRetryFor has passed since its event (zero: 24 h).
+	Webhooks        []corral.Webhook
+	WebhookTimeout  time.Duration
+	WebhookBackoff  time.Duration
+	WebhookRetryFor time.Duration
 	// Prices prices the models of headless runs whose agent reports no
 	// cost (Codex), for their agents' cost ceilings and budgets; nil means
 	// the table shipped with corral (headless.DefaultPrices).
@@ -203,6 +213,16 @@ func New(cfg Config) (*Service, error) {
 	if cfg.CancelPoll <= 0 {
 		cfg.CancelPoll = DefaultCancelPoll
 	}
+	for i := range cfg.Webhooks {
+		w := &cfg.Webhooks[i]
+		if err := corral.ValidWebhookURL(w.URL); err != nil || w.Secret == "" {
+			return nil, fmt.Errorf("service: webhook %q: want an http(s) URL and a secret", w.URL)
+		}
+	}
+	cfg.WebhookTimeout = cmp.Or(cfg.WebhookTimeout, DefaultWebhookTimeout)
+	cfg.WebhookBackoff = cmp.Or(cfg.WebhookBackoff, DefaultWebhookBackoff)
+	cfg.WebhookRetryFor = cmp.Or(cfg.WebhookRetryFor, DefaultWebhookRetryFor)
+	cfg.Store.SetDefaultWebhooks(cfg.Webhooks)
 	cfg.RetainCount = setting.Or(cfg.RetainCount, DefaultRetainCount)
 	cfg.RetainFor = max(cfg.RetainFor, 0)
 	if cfg.SweepInterval <= 0 {
@@ -303,7 +323,8 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cancel, s.cancelSched = cancel, cancelSched
 	s.mu.Unlock()
-	s.loops.Add(3)
+	s.loops.Add(4)
+	go s.deliverLoop(lctx)
 	go s.every(lctx, s.cfg.Heartbeat, s.heartbeat)
 	go s.every(lctx, s.cfg.CancelPoll, s.pollCancels)
 	go s.every(lctx, s.cfg.SweepInterval, s.sweep)

@@ -21,6 +21,7 @@ type Store interface {
 	Sessions
 	SessionStates
 	Budgets
+	Webhooks
 
 	// Dispatcher returns the job engine on this store's database, for the
 	// service to start and stop. Admission hands executions to it inside
@@ -193,6 +194,35 @@ type Sessions interface {
 	RevokeSession(ctx context.Context, id string, expires time.Time) error
 	// SessionRevoked reports whether the session id was revoked.
 	SessionRevoked(ctx context.Context, id string) (bool, error)
+}
+
+// Webhooks is the durable outbox of webhook deliveries. The transactions
+// of Lifecycle write a delivery for each webhook of the agent (and each
+// default one) that wants the event they make — queued, started, the end,
+// retrying, stalled — so that an event is delivered if and only if it
+// happened.
+type Webhooks interface {
+	// SetDefaultWebhooks sets the webhooks every agent's events also go to
+	// (corral serve --webhook), for the transactions of this handle.
+	SetDefaultWebhooks(hooks []corral.Webhook)
+	// EnqueueEvent writes a delivery of an event that no transaction of
+	// Lifecycle makes (a budget window's warning or exhaustion) to each
+	// webhook of agent that wants it, body being the event's JSON.
+	EnqueueEvent(ctx context.Context, agent, event string, body []byte) error
+	// ClaimDeliveries returns up to limit deliveries due at now, each the
+	// oldest pending one of its execution (or agent) and endpoint, leased
+	// to the caller until now+lease: no other worker delivers them
+	// meanwhile.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*corral.WebhookDelivery, error)
+	// RecordDelivery records the attempt of a claimed delivery: delivered,
+	// else retried at next, or failed for good when next is zero.
+	RecordDelivery(ctx context.Context, id string, delivered bool, status int, errText string, next time.Time) error
+	// Deliveries returns the deliveries of an execution's events, oldest
+	// first.
+	Deliveries(ctx context.Context, executionID string) ([]*corral.WebhookDelivery, error)
+	// PruneDeliveries deletes delivered and failed deliveries created
+	// before before.
+	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 }
 
 // Budgets keeps what agents' runs spend per budget window

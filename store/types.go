@@ -174,6 +174,10 @@ type Run struct {
 	// Handle is the recorded handle of the run's process tree, for crash
 	// recovery. The store keeps it as the service wrote it.
 	Handle json.RawMessage `json:"handle,omitempty"`
+	// Hooked says that its agent had webhooks (or the store default ones)
+	// when it was admitted: the transactions that change it write their
+	// events' deliveries.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // RunInfo is what a worker records while its run goes on (SetRunInfo):

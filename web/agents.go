@@ -155,6 +155,7 @@ type agentForm struct {
 	EnvRemove     map[string]bool
 	Sandbox       sandboxForm
 	Spend         []windowView
+	Webhooks      []corral.Webhook // shown, not edited: the API and the CLI set them
 	Errors        map[string]string
 	Error         string
 	CreatedAt     time.Time
@@ -174,6 +175,10 @@ func formOf(a *corral.Agent) *agentForm {
 		f.Values[fld.Key] = fld.Text(a)
 	}
 	f.Values["pass_env"] = strings.Join(a.PassEnv, "\n")
+	for _, w := range a.Webhooks {
+		w.Secret = ""
+		f.Webhooks = append(f.Webhooks, w)
+	}
 	for k := range a.Env {
 		f.EnvNames = append(f.EnvNames, k)
 	}
@@ -375,8 +380,9 @@ func (u *UI) updateAgent(w http.ResponseWriter, r *http.Request, p *page) {
 		u.fail(w, r, p, err)
 		return
 	}
-	f.EnvNames = formOf(cur).EnvNames
+	f.EnvNames, f.Webhooks = formOf(cur).EnvNames, formOf(cur).Webhooks
 	a, ok := f.agent(cur.Env)
+	a.Webhooks = cur.Webhooks // set through the API and the CLI, kept here
 	if ok {
 		_, err := u.svc.UpdateAgent(r.Context(), a)
 		if err == nil {

@@ -235,6 +235,8 @@ type execView struct {
 	Omitted int
 	LastSeq int
 	CSRF    string
+	// Deliveries are the webhook deliveries of the run's events.
+	Deliveries []*corral.WebhookDelivery
 }
 
 // Running reports whether the execution may still change.
@@ -311,6 +313,7 @@ func (u *UI) execView(ctx context.Context, id string, withLog bool) (*execView, 
 		v.Timeline = &log.tl
 		v.Calls = calls(v)
 	}
+	v.Deliveries, _ = u.svc.Deliveries(ctx, id)
 	return v, nil
 }
 

@@ -81,6 +81,7 @@ Flags:
 // sandbox).
 type agentFlags struct {
 	fs                 *flag.FlagSet
+	hooks              *webhookFlags
 	fields             map[string]*fieldFlag // by JSON key
 	env, unsetEnv      stringList
 	mode, network      string
@@ -114,7 +115,7 @@ func (v *fieldFlag) text() string {
 }
 
 func addAgentFlags(fs *flag.FlagSet) *agentFlags {
-	af := &agentFlags{fs: fs, fields: map[string]*fieldFlag{}}
+	af := &agentFlags{fs: fs, fields: map[string]*fieldFlag{}, hooks: addWebhookFlags(fs, "the agent's")}
 	for i := range corral.AgentFields {
 		f := &corral.AgentFields[i]
 		v := &fieldFlag{f: f}
@@ -186,6 +187,9 @@ func (af *agentFlags) agent(name string, command []string) (*client.Agent, error
 		}
 		a.Env[k] = v.(string)
 	}
+	if a.Webhooks, err = af.hooks.hooks(); err != nil {
+		return nil, err
+	}
 	sb, _, err := af.sandbox()
 	a.Sandbox = sb
 	return a, err
@@ -226,6 +230,13 @@ func (af *agentFlags) patch(command []string) (map[string]any, error) {
 	}
 	if len(command) > 0 {
 		patch["command"] = command
+	}
+	if set["webhook"] {
+		hooks, err := af.hooks.hooks()
+		if err != nil {
+			return nil, err
+		}
+		patch["webhooks"] = hooks // replaces the agent's webhooks
 	}
 	if len(patch) == 0 {
 		return nil, errors.New("update: no change given")

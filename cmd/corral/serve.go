@@ -23,6 +23,7 @@ import (
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
 	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/httpguard"
@@ -101,6 +102,7 @@ type serveFlags struct {
 	lease, shutdownTimeout                             *time.Duration
 	noAuth, plainHTTP, verbose                         *bool
 	passEnv, publicHosts, proxies                      stringList
+	hooks                                              *webhookFlags
 }
 
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
@@ -126,6 +128,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.Var(&f.proxies, "trusted-proxy", "the `ADDR` (IP or CIDR) of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable)")
 	f.prices = fs.String("prices", "", "a price table `FILE` (JSON, the shape of the one shipped: docs/budgets.md) adding to or replacing the shipped prices of models")
 	f.verbose = fs.Bool("v", false, "log what the service does to stderr")
+	f.hooks = addWebhookFlags(fs, "every agent's")
 	return f
 }
 
@@ -141,6 +144,7 @@ type serveSetup struct {
 	token       string
 	logger      *slog.Logger
 	prices      *headless.Prices
+	hooks       []corral.Webhook
 }
 
 // check validates the flags, before anything is opened or written.
@@ -176,6 +180,9 @@ func (f *serveFlags) check() (*serveSetup, error) {
 		if s.prices, err = headless.LoadPrices(*f.prices); err != nil {
 			return nil, err
 		}
+	}
+	if s.hooks, err = f.hooks.hooks(); err != nil {
+		return nil, err
 	}
 	level := slog.LevelWarn
 	if *f.verbose {
@@ -236,7 +243,7 @@ func (s *serveSetup) newService(st store.Store) (*service.Service, error) {
 	}
 	return service.New(service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
 		ShutdownTimeout: *f.shutdownTimeout, MaxRuns: *f.maxRuns, Secrets: secrets, PassEnv: f.passEnv, RunAs: *f.runAs, Logger: s.logger,
-		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices})
+		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices, Webhooks: s.hooks})
 }
 
 // handler returns the HTTP API with the web UI, on svc.

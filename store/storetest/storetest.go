@@ -64,6 +64,7 @@ func Run(t *testing.T, open Open) {
 		{"SessionStatesAreKeptReplacedAndPruned", testSessionStates},
 		{"BudgetWindowsRefuseOrHoldTasksOnceSpent", testBudgetWindows},
 		{"SpendAddsUpAcrossWriters", testSpendAddsUpAcrossWriters},
+		{"WebhookOutboxDeliversInOrderOncePerLease", testWebhookOutbox},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,6 +45,7 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 	if n := a.Retry.Attempts(); n > 1 {
 		e.MaxAttempts = n
 	}
+	e.Hooked = len(s.hooksOf(a)) > 0
 	if e.Trigger == "" {
 		e.Trigger = corral.TriggerAPI
 	}
@@ -75,7 +76,10 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		if adm.Queued < a.MaxBacklog {
 			e.Status = corral.StatusQueued
 			adm.Queued++
-			return adm, putExecution(ctx, tx, e)
+			if err := putExecution(ctx, tx, e); err != nil {
+				return nil, err
+			}
+			return adm, s.emit(ctx, tx, a, e, corral.EventQueued)
 		}
 		e.Error = fmt.Sprintf("agent at capacity (%d/%d parallel tasks running) and its backlog is full (%d/%d queued)", used, a.MaxParallelTasks, adm.Queued, a.MaxBacklog)
 	} else {
@@ -98,7 +102,10 @@ func (s *Store[TTx]) heldByBudget(ctx context.Context, tx Tx[TTx], a *corral.Age
 		if adm.Queued < a.MaxBacklog {
 			e.Status = corral.StatusQueued
 			adm.Queued++
-			return putExecution(ctx, tx, e)
+			if err := putExecution(ctx, tx, e); err != nil {
+				return err
+			}
+			return s.emit(ctx, tx, a, e, corral.EventQueued)
 		}
 	}
 	e.Status = corral.StatusRejected

@@ -36,7 +36,7 @@ func (s *Store[TTx]) nextAttempt(ctx context.Context, tx Tx[TTx], e *store.Run, 
 		Timeout:       e.Timeout,
 		Outcome:       corral.Outcome{Status: corral.StatusWaiting},
 		CreatedAt:     now,
-	}}
+	}, Hooked: e.Hooked}
 	e.RetriedBy = r.ID
 	return putExecution(ctx, tx, r)
 }
@@ -96,7 +96,10 @@ func (s *Store[TTx]) AdmitAttempt(ctx context.Context, id string, now time.Time)
 		// joins the queue, in the order of its creation, and the next freed
 		// slot (or reopened window) promotes it.
 		e.Status = corral.StatusQueued
-		return putExecution(ctx, tx, e)
+		if err := putExecution(ctx, tx, e); err != nil {
+			return err
+		}
+		return s.emit(ctx, tx, a, e, corral.EventQueued)
 	})
 	if out == nil {
 		return nil, err

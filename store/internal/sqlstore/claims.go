@@ -32,8 +32,10 @@ func (s *Store[TTx]) Claim(ctx context.Context, id, workerID string, now time.Ti
 			WHERE id = $2 AND status = 'running' AND worker_id = '' AND cancel_requested = false
 			RETURNING doc`, append([]any{workerID, id}, vals...)...).Scan(&doc)
 		if err == nil {
-			out, err = decodeExecution(doc)
-			return err
+			if out, err = decodeExecution(doc); err != nil {
+				return err
+			}
+			return s.emit(ctx, tx, nil, out, corral.EventStarted)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

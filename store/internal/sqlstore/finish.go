@@ -67,6 +67,19 @@ func (s *Store[TTx]) finish(ctx context.Context, tx Tx[TTx], e *store.Run, o *co
 	if err := putExecution(ctx, tx, e); err != nil {
 		return nil, err
 	}
+	if err := s.emit(ctx, tx, a, e, eventOf(e.Execution)); err != nil {
+		return nil, err
+	}
+	if e.ErrorType == corral.ErrorStall {
+		if err := s.emit(ctx, tx, a, e, corral.EventStalled); err != nil {
+			return nil, err
+		}
+	}
+	if e.RetriedBy != "" {
+		if err := s.emit(ctx, tx, a, e, corral.EventRetrying); err != nil {
+			return nil, err
+		}
+	}
 	if !wasRunning {
 		return nil, nil
 	}

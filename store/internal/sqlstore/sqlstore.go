@@ -147,10 +147,11 @@ type Config[TTx any] struct {
 // Store implements every method of store.Store but Ping and Close,
 // which the driver keeps with its connections. A driver embeds it.
 type Store[TTx any] struct {
-	db     DB[TTx]
-	engine *dispatch.Engine[TTx]
-	notify func(ctx context.Context, ex Executor, workerID, executionID string) error
-	limits store.Limits
+	db       DB[TTx]
+	engine   *dispatch.Engine[TTx]
+	defaults defaultHooks
+	notify   func(ctx context.Context, ex Executor, workerID, executionID string) error
+	limits   store.Limits
 
 	// The dialect's clauses and expressions, computed once.
 	lock, skipLocked string

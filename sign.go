@@ -1,0 +1,7 @@
+//go:build !mutation_webhooksign
+
+package corral
+
+// signMutant is what the mutation step appends to a webhook's secret
+// (mutation_webhooksign.go): nothing.
+const signMutant = ""

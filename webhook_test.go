@@ -1,0 +1,38 @@
+package corral_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral"
+)
+
+// TestWebhookSignatureIsStripesScheme: the header is t=UNIX,v1=HEX with
+// HEX = HMAC-SHA256(secret, "t.body"), computed here independently, and
+// the verifier refuses a changed body, another secret and an old stamp.
+func TestWebhookSignatureIsStripesScheme(t *testing.T) {
+	at := time.Unix(1767225600, 0)
+	body := []byte(`{"event":"succeeded"}`)
+	m := hmac.New(sha256.New, []byte("whsec"))
+	m.Write([]byte("1767225600." + string(body)))
+	want := "t=1767225600,v1=" + hex.EncodeToString(m.Sum(nil))
+	if got := corral.Sign("whsec", at, body); got != want {
+		t.Fatalf("signature %q, want %q", got, want)
+	}
+	if err := corral.VerifySignature("whsec", want, body, at.Add(time.Minute), 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"body":   corral.VerifySignature("whsec", want, []byte(`{"event":"failed"}`), at, 0),
+		"secret": corral.VerifySignature("other", want, body, at, 0),
+		"old":    corral.VerifySignature("whsec", want, body, at.Add(time.Hour), 5*time.Minute),
+		"shape":  corral.VerifySignature("whsec", "v1=abc", body, at, 0),
+	} {
+		if err == nil {
+			t.Errorf("a signature with the wrong %s passed", name)
+		}
+	}
+}
