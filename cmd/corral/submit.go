@@ -87,7 +87,7 @@ func submitMain(args []string) int {
 // agent's retry policy makes, and returns the last attempt.
 func waitRun(ctx context.Context, c *client.Client, e *client.Execution) (*client.Execution, error) {
 	for {
-		end, err := waitRun(ctx, c, e)
+		end, err := waitWithProgress(ctx, c, e)
 		if err != nil || end == nil || end.RetriedBy == "" {
 			return end, err
 		}
