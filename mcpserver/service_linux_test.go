@@ -378,6 +378,19 @@ func TestServiceToolsAnswerBadInputWithErrorResults(t *testing.T) {
 	if msg := callTool(t, cs, "wait_execution", map[string]any{"id": sub.ID, "timeout_ms": -1}, nil, true); !strings.Contains(msg, "negative") {
 		t.Errorf("negative timeout: %s", msg)
 	}
+	for _, tool := range []string{"wait_execution", "get_execution", "execution_logs", "cancel_execution"} {
+		if msg := callTool(t, cs, tool, map[string]any{"id": " "}, nil, true); !strings.Contains(msg, "id is empty") {
+			t.Errorf("%s with an empty id: %s", tool, msg)
+		}
+	}
+	// The schema's types are checked before a tool runs; an id with
+	// slashes and dots stays one path segment.
+	if msg := callTool(t, cs, "get_execution", map[string]any{"id": "../agents/one"}, nil, true); !strings.Contains(msg, "no execution") {
+		t.Errorf("an id with slashes: %s", msg)
+	}
+	if msg := callTool(t, cs, "submit_task", map[string]any{"agent": "one", "input": 5}, nil, true); msg == "" {
+		t.Error("an input of the wrong type was not refused")
+	}
 }
 
 func TestServiceShutdownAnswersTheWaitInFlight(t *testing.T) {

@@ -40,6 +40,9 @@ func (s *Server) executionLogs(ctx context.Context, _ *mcp.CallToolRequest, in L
 	if in.Tail < 0 || in.After < 0 || in.MaxOutputChars < 0 {
 		return nil, nil, errors.New("tail, after and max_output_chars must not be negative")
 	}
+	if err := checkID(in.ID); err != nil {
+		return nil, nil, err
+	}
 	budget, notes := s.svc.chars(in.MaxOutputChars)
 	tail := defaultTail
 	if in.Tail > 0 {

@@ -221,6 +221,14 @@ func (s *Server) addServiceTools() {
 	}, s.listExecutions)
 }
 
+// checkID refuses an empty execution id before it reaches the service.
+func checkID(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return errors.New("id is empty: pass the execution id that submit_task returned (list_executions lists them)")
+	}
+	return nil
+}
+
 // serviceError says what a failed request to the service means for the
 // model.
 func serviceError(what, id string, err error) error {
@@ -279,6 +287,9 @@ func (s *Server) submitTask(ctx context.Context, _ *mcp.CallToolRequest, in Subm
 }
 
 func (s *Server) getExecution(ctx context.Context, _ *mcp.CallToolRequest, in ExecutionInput) (*mcp.CallToolResult, *ExecutionView, error) {
+	if err := checkID(in.ID); err != nil {
+		return nil, nil, err
+	}
 	budget, notes := s.svc.chars(in.MaxOutputChars)
 	cctx, cancel := s.svc.call(ctx)
 	defer cancel()
@@ -292,6 +303,9 @@ func (s *Server) getExecution(ctx context.Context, _ *mcp.CallToolRequest, in Ex
 }
 
 func (s *Server) cancelExecution(ctx context.Context, _ *mcp.CallToolRequest, in CancelInput) (*mcp.CallToolResult, *ExecutionView, error) {
+	if err := checkID(in.ID); err != nil {
+		return nil, nil, err
+	}
 	cctx, cancel := s.svc.call(ctx)
 	defer cancel()
 	e, err := s.svc.Client.Cancel(cctx, in.ID)

@@ -32,6 +32,9 @@ func (s *Server) waitExecution(ctx context.Context, req *mcp.CallToolRequest, in
 	if in.TimeoutMS < 0 || in.MaxOutputChars < 0 {
 		return nil, nil, errors.New("timeout_ms and max_output_chars must not be negative")
 	}
+	if err := checkID(in.ID); err != nil {
+		return nil, nil, err
+	}
 	wait, notes := s.svc.wait(in.TimeoutMS)
 	budget, more := s.svc.chars(in.MaxOutputChars)
 	notes = append(notes, more...)
