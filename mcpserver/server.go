@@ -2,7 +2,9 @@
 // with the official Go SDK: over stdio (one client) and over streamable
 // HTTP (many clients). Each client connection gets its own persistent shell
 // session, created at its first tool call and closed, with its background
-// jobs, when the connection ends.
+// jobs, when the connection ends. It can serve the task service's tools
+// too, or instead (Config.Service): a client hands tasks to the service's
+// agents and waits for their results (see Service).
 //
 // The transports stand between the SDK and clients the server does not
 // control: every message is checked before the SDK sees it, so a malformed
@@ -13,9 +15,11 @@
 // server in order, leaving no command, job or file behind.
 //
 // Tools: run_command, job_output, job_kill, list_jobs, reset_session and
-// environment. Their descriptions are written for a model: what the tool
-// does, its limits, what a timeout means, and that background jobs are read
-// with job_output.
+// environment; with a Service, list_agents, submit_task, wait_execution,
+// get_execution, execution_logs, cancel_execution and list_executions.
+// Their descriptions are written for a model: what the tool does, its
+// limits, what a timeout means, and that background jobs are read with
+// job_output.
 package mcpserver
 
 import (
@@ -34,10 +38,12 @@ import (
 	"github.com/corralrun/corral/shell"
 )
 
-// Server is an MCP server exposing a shell.Tool. Create it with New; its
-// methods are safe for concurrent use.
+// Server is an MCP server exposing a shell.Tool, the task service's
+// tools, or both. Create it with New; its methods are safe for concurrent
+// use.
 type Server struct {
 	tool   *shell.Tool
+	svc    *Service
 	mcp    *mcp.Server
 	logger *slog.Logger
 	links  links
@@ -55,8 +61,11 @@ type Server struct {
 // Config configures a Server.
 type Config struct {
 	// Tool runs the commands; its Shell must be bash (sessions need it).
-	// Required.
+	// Nil serves no shell tool; then Service is required.
 	Tool *shell.Tool
+	// Service, when set, serves the task service's tools (see Service)
+	// beside the shell tool's, or alone when Tool is nil.
+	Service *Service
 	// Name and Version identify the server to clients; empty means
 	// "corral" and "dev".
 	Name, Version string
@@ -69,8 +78,11 @@ const maxWait = 60 * time.Second
 
 // New returns a Server for cfg.
 func New(cfg Config) (*Server, error) {
-	if cfg.Tool == nil {
-		return nil, errors.New("mcpserver: Config.Tool is nil: give the shell.Tool that runs the commands")
+	if cfg.Tool == nil && cfg.Service == nil {
+		return nil, errors.New("mcpserver: Config.Tool and Config.Service are nil: give the shell.Tool that runs the commands, or the Service whose tools to serve")
+	}
+	if cfg.Service != nil && cfg.Service.Client == nil {
+		return nil, errors.New("mcpserver: Config.Service.Client is nil: give the client of the task service")
 	}
 	if cfg.Name == "" {
 		cfg.Name = "corral"
@@ -82,14 +94,26 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{tool: cfg.Tool, logger: logger, sessions: map[*mcp.ServerSession]*shell.Session{}, calls: map[*callCtx]struct{}{}}
+	s := &Server{tool: cfg.Tool, svc: cfg.Service, logger: logger, sessions: map[*mcp.ServerSession]*shell.Session{}, calls: map[*callCtx]struct{}{}}
+	var say []string
+	if cfg.Tool != nil {
+		say = append(say, instructions)
+	}
+	if cfg.Service != nil {
+		say = append(say, serviceInstructions)
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
 		Logger:       logger,
-		Instructions: instructions,
+		Instructions: strings.Join(say, "\n\n"),
 	})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
-	shell.ReapStale() // a server killed before this one left its sessions' state
-	s.addTools()
+	if cfg.Tool != nil {
+		shell.ReapStale() // a server killed before this one left its sessions' state
+		s.addTools()
+	}
+	if cfg.Service != nil {
+		s.addServiceTools()
+	}
 	return s, nil
 }
 
@@ -174,6 +198,9 @@ func (s *Server) Close() error {
 // session returns the shell session of the client behind req, opening it
 // at the first call.
 func (s *Server) session(ctx context.Context, ss *mcp.ServerSession) (*shell.Session, error) {
+	if s.tool == nil {
+		return nil, errors.New("this server runs no shell commands")
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

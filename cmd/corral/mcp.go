@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register("mcp", "serve the agent shell tool over MCP (stdio or streamable HTTP)", mcpMain)
+	register("mcp", "serve the agent shell tool, or the task service's tools, over MCP (stdio or streamable HTTP)", mcpMain)
 }
 
 const mcpUsage = `Usage: corral mcp [flags]
@@ -65,6 +65,22 @@ Malformed messages get a JSON-RPC error and the connection goes on. Limits:
 8 MiB per message, 1 MiB per command, --output-chars-cap characters of
 output per result.
 
+With --service URL it serves the task service's tools instead, so that an
+agent can delegate to corral's agents (it runs no command itself):
+
+  claude mcp add corral -- corral mcp --service 127.0.0.1:7070
+
+list_agents, submit_task (agent, input, timeout_ms: returns the execution
+id at once), wait_execution (id, timeout_ms, max_output_chars: the result,
+following the run through its retry attempts, with progress notifications;
+a wait the client cancels ends), get_execution, execution_logs (id, tail,
+after), cancel_execution and list_executions (agent, status, limit,
+cursor). The service's API token is read from --service-token-file, else
+CORRAL_TOKEN (taken out of corral's environment), else the token file of
+--data, as the client commands find it; never from the command line.
+--http, --token-file and the other transport flags work as above; the
+shell tool's flags are refused.
+
 Flags:
 `
 
@@ -72,6 +88,7 @@ func mcpMain(args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), sandboxHelp) }
 	build := toolFlags(fs, "workdir")
+	svcFlags := addMCPServiceFlags(fs)
 	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
 	takeToken := mcpTokenFlags(fs)
 	idle := fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
@@ -108,19 +125,28 @@ func mcpMain(args []string) int {
 			return fail(fmt.Errorf("--allow-origin: %w", err))
 		}
 	}
-	tool, err := build()
-	if err != nil {
-		return fail(err)
-	}
-	defer tool.Close()
-	if err := checkSandbox(tool); err != nil {
-		return fail(err)
-	}
 	var logger *slog.Logger
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Tool: tool, Version: version(), Logger: logger})
+	cfg := mcpserver.Config{Version: version(), Logger: logger}
+	bound := 5 * time.Second // a service wait ends at once when its call does
+	if svcFlags.url != "" {
+		if cfg.Service, err = svcFlags.service(fs); err != nil {
+			return fail(err)
+		}
+	} else {
+		tool, err := build()
+		if err != nil {
+			return fail(err)
+		}
+		defer tool.Close()
+		if err := checkSandbox(tool); err != nil {
+			return fail(err)
+		}
+		cfg.Tool, bound = tool, shutdownBound(tool)
+	}
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -154,7 +180,7 @@ func mcpMain(args []string) int {
 	// Stop accepting connections while the calls in flight are answered
 	// on the ones open; the server's Shutdown then ends every session,
 	// which ends the event streams that keep connections busy.
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownBound(tool))
+	sctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	closed := make(chan struct{})
 	go func() { hs.Shutdown(sctx); close(closed) }()

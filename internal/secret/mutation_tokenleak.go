@@ -3,6 +3,7 @@
 // Mutant: a secret taken from the environment stays there.
 // Guarantee: 8. the MCP server's token reaches no command
 // Caught: ./cmd/corral TestMCPTokenReachesNoCommand/env
+// Caught: ./cmd/corral TestMCPServiceFindsTheTokenAsTheCLIDoes/env
 // Caught: ./internal/secret TestFromEnvLeavesNoTrace
 
 package secret

@@ -129,3 +129,16 @@ def test_async_follow_survives_a_restart_of_the_service(own_service: Service, na
         assert isinstance(last, cc.EndEvent)
         assert outs == list(range(1, lines + 1))
     run(main())
+
+
+def test_async_wait_follows_the_run_through_its_attempts(service: Service, name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    m = tmp_path / "ran-once"
+
+    async def main() -> None:
+        async with service.async_client() as c:
+            await c.create_agent(name, "shell", max_attempts=2, retry_on=["exit"], retry_backoff="200ms")
+            e = await c.submit(name, f"if [ -e {m} ]; then echo second; else touch {m}; exit 3; fi")
+            done = await c.wait(e.id, timeout=60)
+            assert done.succeeded and done.attempt == 2 and done.retry_of == e.id and done.stdout == "second\n"
+            assert (await c.wait(e.id, timeout=60, follow_retries=False)).retried_by == done.id
+    run(main())

@@ -108,6 +108,42 @@ def test_wait_times_out_with_the_execution_as_last_seen(client: cc.Client, name:
     client.wait(e.id, timeout=60)
 
 
+def flaky_task(tmp_path: Path) -> str:
+    """A task that fails its first attempt (exit 3) and passes its second,
+    through a marker file."""
+    m = tmp_path / "ran-once"
+    return f"if [ -e {m} ]; then echo second; else touch {m}; echo first; exit 3; fi"
+
+
+def test_wait_follows_the_run_through_its_attempts(client: cc.Client, name: str, tmp_path: Path) -> None:
+    a = client.create_agent(name, "shell", max_attempts=2, retry_on=["exit"], retry_backoff="200ms",
+                            retry_max_backoff="1s", resume=False)
+    assert (a.max_attempts, a.retry_on, a.retry_backoff, a.retry_max_backoff) == (2, ["exit"], "200ms", "1s")
+    e = client.submit(name, flaky_task(tmp_path))
+    assert e.attempt == 1 and e.max_attempts == 2
+    done = client.wait(e.id, timeout=60)
+    assert done.succeeded and done.run_finished and done.stdout == "second\n"
+    assert done.id != e.id and done.attempt == 2 and done.retry_of == e.id and done.trigger == "retry"
+    assert done.retry_reason and done.chain_cost_usd is None and done.survivors is None
+    first = client.get(e.id)
+    assert first.status == "failed" and first.error_type == "exit" and first.retried_by == done.id
+    assert first.finished and not first.run_finished
+    # One attempt alone, when asked.
+    assert client.wait(e.id, timeout=60, follow_retries=False).id == e.id
+
+
+def test_a_waiting_attempt_is_followed_and_bounded_by_the_wait(client: cc.Client, name: str, tmp_path: Path) -> None:
+    client.create_agent(name, "shell", max_attempts=2, retry_on=["exit"], retry_backoff="30s")
+    e = client.submit(name, flaky_task(tmp_path))
+    with pytest.raises(cc.WaitTimeout) as err:
+        client.wait(e.id, timeout=3)
+    nxt = err.value.execution
+    assert nxt is not None and nxt.retry_of == e.id and nxt.status == "waiting"
+    assert nxt.next_attempt_at is not None and nxt.next_attempt_at.tzinfo is not None
+    client.cancel(e.id)  # cancels the run: its waiting attempt at once
+    assert client.wait(e.id, timeout=60).status == "cancelled"
+
+
 def test_executions_iterates_every_page(client: cc.Client, name: str) -> None:
     client.create_agent(name, "shell", max_parallel_tasks=5)
     ids = [client.submit(name, f"echo {i}").id for i in range(5)]

@@ -62,6 +62,13 @@ export interface FollowOptions {
     /** Ends the iteration (closing its connection); the iterator then throws the signal's reason. */
     signal?: AbortSignal;
 }
+/** Options of wait. */
+export interface WaitOptions {
+    /** Ends the wait (closing its connection); it then rejects with the signal's reason. */
+    signal?: AbortSignal;
+    /** false: return the end of this attempt, not following the run's retries. */
+    followRetries?: boolean;
+}
 /**
  * A client of one corral service (docs/api.md, docs/openapi.yaml). Every
  * method returns a promise (executions, schedules, follow and logs are
@@ -138,13 +145,15 @@ export declare class Client {
     /** The execution's log as logged so far, without waiting: status, the records, then "end" (finished) or "replayed" (not yet). */
     logs(id: string, options?: FollowOptions): AsyncGenerator<Event, void, undefined>;
     /**
-     * Waits for the execution to finish and returns it; rejects with
-     * WaitTimeout (holding the execution as last seen) after timeoutMs.
-     * Survives a restart of the service like follow.
+     * Waits for the run of execution `id` to finish and returns its last
+     * attempt: when an attempt ends and its agent retries it (`retried_by`),
+     * the wait follows the next attempt, through its backoff, as `corral
+     * submit --wait` does; `{followRetries: false}` returns the end of this
+     * attempt alone. Rejects with WaitTimeout (holding the attempt as last
+     * seen) after timeoutMs for the whole run. Survives a restart of the
+     * service like follow.
      */
-    wait(id: string, timeoutMs?: number, options?: {
-        signal?: AbortSignal;
-    }): Promise<Execution>;
+    wait(id: string, timeoutMs?: number, options?: WaitOptions): Promise<Execution>;
     /** One page of schedules (one agent's, or every agent's), oldest first. */
     schedulePage(agent?: string, page?: {
         pageSize?: number;

@@ -363,18 +363,31 @@ export class Client {
         return this.events(new Resume(id, options.after ?? 0, false, this.reconnectForMs), undefined, options.signal);
     }
     /**
-     * Waits for the execution to finish and returns it; rejects with
-     * WaitTimeout (holding the execution as last seen) after timeoutMs.
-     * Survives a restart of the service like follow.
+     * Waits for the run of execution `id` to finish and returns its last
+     * attempt: when an attempt ends and its agent retries it (`retried_by`),
+     * the wait follows the next attempt, through its backoff, as `corral
+     * submit --wait` does; `{followRetries: false}` returns the end of this
+     * attempt alone. Rejects with WaitTimeout (holding the attempt as last
+     * seen) after timeoutMs for the whole run. Survives a restart of the
+     * service like follow.
      */
     async wait(id, timeoutMs, options = {}) {
-        const st = new Resume(id, 0, true, this.reconnectForMs, true);
         const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-        for await (const ev of this.events(st, deadline, options.signal)) {
-            if (ev.type === "end")
-                return ev.execution;
+        for (;;) {
+            const st = new Resume(id, 0, true, this.reconnectForMs, true);
+            let end;
+            for await (const ev of this.events(st, deadline, options.signal)) {
+                if (ev.type === "end") {
+                    end = ev.execution;
+                    break;
+                }
+            }
+            if (!end)
+                throw st.timeout();
+            if (options.followRetries === false || !end.retried_by)
+                return end;
+            id = end.retried_by;
         }
-        throw st.timeout();
     }
     // -- schedules ----------------------------------------------------------------
     /** One page of schedules (one agent's, or every agent's), oldest first. */

@@ -1,5 +1,5 @@
 export { Client } from "./client.js";
-export type { Call, CallOptions, ClientOptions, ExecutionFilters, FollowOptions, SubmitOptions } from "./client.js";
+export type { Call, CallOptions, ClientOptions, ExecutionFilters, FollowOptions, SubmitOptions, WaitOptions } from "./client.js";
 export { APIError, AtCapacity, BadRequest, Conflict, CorralError, Forbidden, LockedOut, NotFound, ServerError, Timeout, Unauthorized, Unavailable, Unreachable, WaitTimeout, } from "./errors.js";
 export { OPERATIONS } from "./operations.js";
 export { TERMINAL_STATUSES } from "./types.js";

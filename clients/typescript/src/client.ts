@@ -77,6 +77,14 @@ export interface FollowOptions {
   signal?: AbortSignal;
 }
 
+/** Options of wait. */
+export interface WaitOptions {
+  /** Ends the wait (closing its connection); it then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** false: return the end of this attempt, not following the run's retries. */
+  followRetries?: boolean;
+}
+
 const PAST_THE_LOG = 2 ** 62;
 const USER_AGENT = "corral-client-typescript";
 
@@ -438,17 +446,29 @@ export class Client {
   }
 
   /**
-   * Waits for the execution to finish and returns it; rejects with
-   * WaitTimeout (holding the execution as last seen) after timeoutMs.
-   * Survives a restart of the service like follow.
+   * Waits for the run of execution `id` to finish and returns its last
+   * attempt: when an attempt ends and its agent retries it (`retried_by`),
+   * the wait follows the next attempt, through its backoff, as `corral
+   * submit --wait` does; `{followRetries: false}` returns the end of this
+   * attempt alone. Rejects with WaitTimeout (holding the attempt as last
+   * seen) after timeoutMs for the whole run. Survives a restart of the
+   * service like follow.
    */
-  async wait(id: string, timeoutMs?: number, options: { signal?: AbortSignal } = {}): Promise<Execution> {
-    const st = new Resume(id, 0, true, this.reconnectForMs, true);
+  async wait(id: string, timeoutMs?: number, options: WaitOptions = {}): Promise<Execution> {
     const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-    for await (const ev of this.events(st, deadline, options.signal)) {
-      if (ev.type === "end") return ev.execution;
+    for (;;) {
+      const st = new Resume(id, 0, true, this.reconnectForMs, true);
+      let end: Execution | undefined;
+      for await (const ev of this.events(st, deadline, options.signal)) {
+        if (ev.type === "end") {
+          end = ev.execution;
+          break;
+        }
+      }
+      if (!end) throw st.timeout();
+      if (options.followRetries === false || !end.retried_by) return end;
+      id = end.retried_by;
     }
-    throw st.timeout();
   }
 
   // -- schedules ----------------------------------------------------------------

@@ -8,7 +8,7 @@
 //   for await (const ev of c.follow(e.id)) if (ev.type === "log") console.log(ev.text);
 //   console.log((await c.wait(e.id)).result);
 export { Client } from "./client.js";
-export type { Call, CallOptions, ClientOptions, ExecutionFilters, FollowOptions, SubmitOptions } from "./client.js";
+export type { Call, CallOptions, ClientOptions, ExecutionFilters, FollowOptions, SubmitOptions, WaitOptions } from "./client.js";
 export {
   APIError, AtCapacity, BadRequest, Conflict, CorralError, Forbidden, LockedOut, NotFound, ServerError, Timeout,
   Unauthorized, Unavailable, Unreachable, WaitTimeout,

@@ -49,6 +49,16 @@ export interface Agent {
   idle_timeout?: string;
   grace?: string;
   max_output?: number;
+  /** The retry policy (docs/service.md#retries-and-attempts): attempts per run, the first included. */
+  max_attempts?: number;
+  /** The error types that are retried. */
+  retry_on?: string[];
+  /** The wait before the second attempt, doubled for each after, at most retry_max_backoff. */
+  retry_backoff?: string;
+  retry_max_backoff?: string;
+  /** A headless agent's retry continues the session of the attempt before, with resume_prompt. */
+  resume?: boolean;
+  resume_prompt?: string;
   created_at: string;
   updated_at: string;
 }
@@ -71,12 +81,23 @@ export interface AgentFields {
   idle_timeout?: DurationLike;
   grace?: DurationLike;
   max_output?: number;
+  max_attempts?: number;
+  retry_on?: string[];
+  retry_backoff?: DurationLike;
+  retry_max_backoff?: DurationLike;
+  resume?: boolean;
+  resume_prompt?: string;
   [field: string]: unknown;
 }
 
 /**
  * One attempt of a task. In listings it is a summary (`summary` true: no
  * stdout, stderr or result; input and error cut); `get` returns it whole.
+ *
+ * A run is one or more attempts: an attempt that failed and was retried
+ * names the next in `retried_by` (which names it in `retry_of`, says why
+ * in `retry_reason`, and waits, status "waiting", until
+ * `next_attempt_at`). `wait` follows a run to its last attempt.
  */
 export interface Execution {
   id: string;
@@ -86,9 +107,17 @@ export interface Execution {
   retry_of?: string;
   fire_at?: string;
   attempt: number;
+  max_attempts?: number;
+  retried_by?: string;
+  retry_reason?: string;
+  next_attempt_at?: string;
+  /** The session of the attempt before that this one continues. */
+  resume_session?: string;
+  /** The cost of this attempt and those before it. */
+  chain_cost_usd?: number;
   input: string;
   timeout?: string;
-  status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "rejected" | "interrupted";
+  status: "queued" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "rejected" | "interrupted";
   error_type?: string;
   error?: string;
   exit_code?: number;
@@ -99,6 +128,10 @@ export interface Execution {
   cost_usd?: number;
   usage?: Record<string, unknown>;
   finalized_by?: string;
+  /** When the provider said its rate limit resets. */
+  reset_at?: string;
+  /** Why a resume that was asked for did not take. */
+  resume_note?: string;
   stdout?: string;
   stderr?: string;
   stdout_bytes?: number;
@@ -108,6 +141,8 @@ export interface Execution {
   containment?: string;
   killed?: number;
   reclaimed?: number;
+  /** Processes that could not be killed. */
+  survivors?: number;
   sandbox?: SandboxReport;
   user?: string;
   slot?: number;

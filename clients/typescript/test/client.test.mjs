@@ -132,6 +132,50 @@ describe("against a real service", () => {
     await c.wait(e.id, 60_000);
   });
 
+  // A task that fails its first attempt (exit 3) and passes its second, through a marker file.
+  const flakyTask = () => {
+    const m = join(mkdtempSync(join(tmpdir(), "corral-ts-flaky-")), "ran-once");
+    return `if [ -e ${m} ]; then echo second; else touch ${m}; echo first; exit 3; fi`;
+  };
+
+  test("wait follows the run through its attempts", async () => {
+    const c = client();
+    const a = name("flaky");
+    const agent = await c.createAgent(a, "shell", { max_attempts: 2, retry_on: ["exit"], retry_backoff: "200ms", retry_max_backoff: "1s", resume: false });
+    assert.deepEqual([agent.max_attempts, agent.retry_on, agent.retry_backoff, agent.retry_max_backoff], [2, ["exit"], "200ms", "1s"]);
+    const e = await c.submit(a, flakyTask());
+    assert.equal(e.attempt, 1);
+    assert.equal(e.max_attempts, 2);
+    const done = await c.wait(e.id, 60_000);
+    assert.equal(done.status, "succeeded");
+    assert.equal(done.stdout, "second\n");
+    assert.notEqual(done.id, e.id);
+    assert.equal(done.attempt, 2);
+    assert.equal(done.retry_of, e.id);
+    assert.equal(done.trigger, "retry");
+    assert.ok(done.retry_reason);
+    assert.equal(done.retried_by, undefined);
+    const first = await c.get(e.id);
+    assert.equal(first.status, "failed");
+    assert.equal(first.error_type, "exit");
+    assert.equal(first.retried_by, done.id);
+    assert.equal((await c.wait(e.id, 60_000, { followRetries: false })).id, e.id);
+  });
+
+  test("a waiting attempt is followed, within the wait's timeout", async () => {
+    const c = client();
+    const a = name("backoff");
+    await c.createAgent(a, "shell", { max_attempts: 2, retry_on: ["exit"], retry_backoff: "30s" });
+    const e = await c.submit(a, flakyTask());
+    const err = await c.wait(e.id, 3000).then(() => null, (x) => x);
+    assert.ok(err instanceof cc.WaitTimeout, String(err));
+    assert.equal(err.execution?.status, "waiting");
+    assert.equal(err.execution?.retry_of, e.id);
+    assert.ok(err.execution?.next_attempt_at);
+    await c.cancel(e.id); // cancels the run: its waiting attempt at once
+    assert.equal((await c.wait(e.id, 60_000)).status, "cancelled");
+  });
+
   test("executions iterates every page", async () => {
     const c = client();
     const a = name("pages");

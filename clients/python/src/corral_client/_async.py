@@ -312,18 +312,26 @@ class AsyncClient:
         """See Client.logs."""
         return self._events(Resume(id, after, False, self.reconnect_for))
 
-    async def wait(self, id: str, timeout: Optional[float] = None) -> Execution:
-        """See Client.wait."""
+    async def wait(self, id: str, timeout: Optional[float] = None, *, follow_retries: bool = True) -> Execution:
+        """See Client.wait: the run's last attempt, followed through its
+        retries unless ``follow_retries=False``."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        st = Resume(id, 0, True, self.reconnect_for, skip_logs=True)
-        events = self._events(st, deadline)
-        try:
-            async for ev in events:
-                if isinstance(ev, EndEvent):
-                    return ev.execution
-        finally:
-            await events.aclose()
-        raise _wait_timeout(st)
+        while True:
+            st = Resume(id, 0, True, self.reconnect_for, skip_logs=True)
+            end = None
+            events = self._events(st, deadline)
+            try:
+                async for ev in events:
+                    if isinstance(ev, EndEvent):
+                        end = ev.execution
+                        break
+            finally:
+                await events.aclose()
+            if end is None:
+                raise _wait_timeout(st)
+            if not follow_retries or not end.retried_by:
+                return end
+            id = end.retried_by
 
     # -- schedules ----------------------------------------------------------
 

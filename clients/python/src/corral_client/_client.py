@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import socket
@@ -286,17 +287,29 @@ class Client:
         ReplayedEvent (not yet)."""
         return self._events(Resume(id, after, False, self.reconnect_for))
 
-    def wait(self, id: str, timeout: Optional[float] = None) -> Execution:
-        """Waits for the execution to finish and returns it. Raises
-        WaitTimeout (with the execution as last seen) after ``timeout``
-        seconds; None waits as long as it takes. Survives a restart of the
-        service like follow."""
+    def wait(self, id: str, timeout: Optional[float] = None, *, follow_retries: bool = True) -> Execution:
+        """Waits for the run of execution ``id`` to finish and returns its
+        last attempt: when an attempt ends and its agent retries it
+        (``retried_by``), the wait follows the next attempt, through its
+        backoff, as ``corral submit --wait`` does; ``follow_retries=False``
+        returns the end of this attempt alone. Raises WaitTimeout (with the
+        attempt as last seen) after ``timeout`` seconds for the whole run;
+        None waits as long as it takes. Survives a restart of the service
+        like follow."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        st = Resume(id, 0, True, self.reconnect_for, skip_logs=True)
-        for ev in self._events(st, deadline):
-            if isinstance(ev, EndEvent):
-                return ev.execution
-        raise _wait_timeout(st)  # unreachable: the stream ends with end
+        while True:
+            st = Resume(id, 0, True, self.reconnect_for, skip_logs=True)
+            end = None
+            with contextlib.closing(self._events(st, deadline)) as events:
+                for ev in events:
+                    if isinstance(ev, EndEvent):
+                        end = ev.execution
+                        break
+            if end is None:
+                raise _wait_timeout(st)  # unreachable: the stream ends with end
+            if not follow_retries or not end.retried_by:
+                return end
+            id = end.retried_by
 
     # -- schedules ----------------------------------------------------------
 

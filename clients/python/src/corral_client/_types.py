@@ -168,6 +168,17 @@ class Agent:
     idle_timeout: Optional[str] = None
     grace: Optional[str] = None
     max_output: Optional[int] = None
+    # The retry policy (docs/service.md#retries-and-attempts): a run whose
+    # attempt fails for a reason in retry_on is run again, at most
+    # max_attempts attempts in all, after retry_backoff (doubled each
+    # time, at most retry_max_backoff); resume continues a headless
+    # agent's session with resume_prompt.
+    max_attempts: Optional[int] = None
+    retry_on: Optional[list[str]] = None
+    retry_backoff: Optional[str] = None
+    retry_max_backoff: Optional[str] = None
+    resume: Optional[bool] = None
+    resume_prompt: Optional[str] = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -175,18 +186,29 @@ class Agent:
 class Execution:
     """One attempt of a task. In listings it is a summary (``summary``
     true: no stdout, stderr or result; input and error cut); ``get``
-    returns it whole."""
+    returns it whole.
+
+    A run is one or more attempts: an attempt that failed and was retried
+    names the next in ``retried_by`` (which names it in ``retry_of``, says
+    why in ``retry_reason``, and waits, status "waiting", until
+    ``next_attempt_at``). ``wait`` follows a run to its last attempt."""
 
     id: str
     agent: str
     trigger: str  # "api", "schedule" or "retry"
     attempt: int
     input: str
-    status: str
+    status: str  # "queued", "waiting", "running", or one of TERMINAL_STATUSES
     created_at: datetime
     schedule_id: Optional[str] = None
     retry_of: Optional[str] = None
     fire_at: Optional[datetime] = None
+    max_attempts: Optional[int] = None
+    retried_by: Optional[str] = None
+    retry_reason: Optional[str] = None
+    next_attempt_at: Optional[datetime] = None
+    resume_session: Optional[str] = None
+    chain_cost_usd: Optional[float] = None
     timeout: Optional[str] = None
     error_type: Optional[str] = None
     error: Optional[str] = None
@@ -198,6 +220,8 @@ class Execution:
     cost_usd: Optional[float] = None
     usage: Optional[dict[str, Any]] = None
     finalized_by: Optional[str] = None
+    reset_at: Optional[datetime] = None
+    resume_note: Optional[str] = None
     stdout: Optional[str] = None
     stderr: Optional[str] = None
     stdout_bytes: Optional[int] = None
@@ -207,6 +231,7 @@ class Execution:
     containment: Optional[str] = None
     killed: Optional[int] = None
     reclaimed: Optional[int] = None
+    survivors: Optional[int] = None
     sandbox: Optional[SandboxReport] = None
     user: Optional[str] = None
     slot: Optional[int] = None
@@ -223,6 +248,12 @@ class Execution:
     def finished(self) -> bool:
         """Whether the execution is in a terminal status (it never changes again)."""
         return self.status in TERMINAL_STATUSES
+
+    @property
+    def run_finished(self) -> bool:
+        """Whether the run is over: this attempt is finished and no further
+        attempt follows it."""
+        return self.finished and not self.retried_by
 
     @property
     def succeeded(self) -> bool:
