@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -86,24 +85,4 @@ func TestKill9OfTheWorkerRetriesTheRunOnce(t *testing.T) {
 		check(t, c, e.ID)
 		f.stop()
 	})
-}
-
-// TestSubmitWaitFollowsTheRunThroughItsAttempts: corral submit --wait
-// waits for the run, not its first attempt: a task that fails once and
-// is retried by its agent's policy ends with the retry's result, and the
-// command says why the first attempt was retried.
-func TestSubmitWaitFollowsTheRunThroughItsAttempts(t *testing.T) {
-	tag := testutil.Tag(t)
-	s := startServe(t, t.TempDir(), tag)
-	createAgent(t, s.c, &client.Agent{Name: "again", Retry: corral.Retry{MaxAttempts: 2, RetryOn: []corral.ErrorType{corral.ErrorExit}, RetryBackoff: corral.Duration(10 * time.Millisecond)}})
-	m := filepath.Join(t.TempDir(), "ran-once")
-	out, errOut, code := s.cli("submit", "again", fmt.Sprintf(`if [ -e %[1]s ]; then echo second-attempt; else touch %[1]s; exit 5; fi`, m), "--wait", "--json")
-	var e client.Execution
-	if err := json.Unmarshal([]byte(out), &e); err != nil || code != 0 || e.Attempt != 2 || e.Status != corral.StatusSucceeded || !strings.Contains(e.Stdout, "second-attempt") {
-		t.Fatalf("submit --wait: exit %d, %+v (%v)\n%s", code, e, err, errOut)
-	}
-	if !strings.Contains(errOut, "attempt 1 failed (exit)") {
-		t.Fatalf("submit --wait did not say why it went on:\n%s", errOut)
-	}
-	s.stop()
 }
