@@ -9,6 +9,10 @@ session checks at its end that none is left.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import http.server
+import json
 import os
 import re
 import shutil
@@ -21,7 +25,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import pytest
 
@@ -171,3 +175,82 @@ def name(request: pytest.FixtureRequest) -> str:
     """A fresh agent name for the test."""
     base = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:40]
     return f"{base}-{next(_names)}"
+
+
+#: Claude Code's stream-json of a turn that spends 2,142 tokens and
+#: reports no cost (corral prices its usage: cost_estimated).
+_TURN = [
+    {"type": "system", "subtype": "init", "session_id": "5f0c6c8e-1b9d-4c3a-9a51-0c2f3f7d9e11", "model": "claude-sonnet-4-5",
+     "tools": ["Bash"], "mcp_servers": [], "permissionMode": "bypassPermissions", "cwd": "/tmp", "uuid": "u0"},
+    {"type": "assistant", "session_id": "5f0c6c8e-1b9d-4c3a-9a51-0c2f3f7d9e11", "parent_tool_use_id": None,
+     "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                 "content": [{"type": "text", "text": "Spent."}], "stop_reason": "end_turn",
+                 "usage": {"input_tokens": 12, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000,
+                           "output_tokens": 30}}},
+    {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": "Spent.",
+     "session_id": "5f0c6c8e-1b9d-4c3a-9a51-0c2f3f7d9e11", "duration_ms": 10, "uuid": "ur",
+     "usage": {"input_tokens": 12, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000, "output_tokens": 30}},
+]
+#: The tokens of _TURN, as corral counts them.
+TURN_TOKENS = 2142
+
+
+def fake_claude(directory: Path) -> list[str]:
+    """The command template of a headless agent whose every run prints
+    _TURN (a shell script of printf, the shell's builtin: it needs no
+    PATH) and exits."""
+    script = directory / "fake-claude"
+    lines = " ".join("'" + json.dumps(line, separators=(",", ":")) + "'" for line in _TURN)
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' {lines}\n")
+    script.chmod(0o755)
+    return [str(script), "--", "{{prompt}}"]
+
+
+class Receiver:
+    """A webhook receiver on loopback: it answers every POST 204 and keeps
+    each one's path, headers (lower-case names) and body."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, dict[str, str], bytes]] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with outer._lock:
+                    outer.posts.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05})
+        self._thread.start()
+
+    def received(self) -> list[tuple[str, dict[str, str], bytes]]:
+        with self._lock:
+            return list(self.posts)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(10)
+
+
+def signed_by(secret: str, headers: dict[str, str], body: bytes) -> bool:
+    """Whether a delivery's Corral-Signature is the HMAC-SHA256 of its
+    timestamp and body under secret (docs/webhooks.md)."""
+    parts = dict(p.split("=", 1) for p in headers.get("corral-signature", "").split(",") if "=" in p)
+    mac = hmac.new(secret.encode(), parts.get("t", "").encode() + b"." + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(mac, parts.get("v1", ""))
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver()
+    yield r
+    r.close()

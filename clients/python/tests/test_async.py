@@ -142,3 +142,27 @@ def test_async_wait_follows_the_run_through_its_attempts(service: Service, name:
             assert done.succeeded and done.attempt == 2 and done.retry_of == e.id and done.stdout == "second\n"
             assert (await c.wait(e.id, timeout=60, follow_retries=False)).retried_by == done.id
     run(main())
+
+
+def test_async_spend_webhooks_and_budget_spent(service: Service, name: str, tmp_path, receiver) -> None:  # type: ignore[no-untyped-def]
+    from conftest import TURN_TOKENS, fake_claude, signed_by
+
+    async def main() -> None:
+        async with service.async_client() as c:
+            await c.create_agent(name, "headless", command=fake_claude(tmp_path), daily_tokens=1, budget_overrun="finish",
+                                 webhooks=[cc.Webhook(url=receiver.url, secret="whsec-async", events=["succeeded"])])
+            e = await c.submit(name, "spend the day")
+            assert (await c.wait(e.id, timeout=60)).succeeded
+            with pytest.raises(cc.BudgetSpent) as err:
+                await c.submit(name, "one more")
+            assert err.value.retry_after and err.value.retry_after > 0 and err.value.execution is not None
+            (day,) = (await c.spend(name)).windows
+            assert (day.kind, day.tokens, day.token_limit) == ("daily", TURN_TOKENS, 1)
+            deadline = time.monotonic() + 60
+            while not ((ds := await c.webhooks(e.id)) and ds[0].status == "delivered"):
+                assert time.monotonic() < deadline, ds
+                await asyncio.sleep(0.1)
+            assert [(d.event, d.last_status) for d in ds] == [("succeeded", 204)]
+            (path, h, body), = receiver.received()
+            assert h["corral-delivery"] == ds[0].id and signed_by("whsec-async", h, body)
+    run(main())

@@ -1,4 +1,4 @@
-import type { Agent, AgentFields, DurationLike, Event, Execution, Page, Readiness, Schedule, ScheduleFields, Slots } from "./types.js";
+import type { Agent, AgentFields, DurationLike, Event, Execution, Page, Readiness, Schedule, ScheduleFields, Slots, Spend, WebhookDelivery } from "./types.js";
 /** How a Client finds and talks to the service. */
 export interface ClientOptions {
     /** HOST:PORT or http(s)://HOST:PORT; default CORRAL_ADDR, else 127.0.0.1:7070. */
@@ -113,20 +113,26 @@ export declare class Client {
     deleteAgent(name: string, opts?: CallOptions): Promise<void>;
     /** An agent's capacity and the slots its running executions hold. */
     slots(agent: string, opts?: CallOptions): Promise<Slots>;
+    /** What the agent's runs spent in each of its budget windows now (its day's and month's, when its budget bounds them), with their ceilings and when each ends. */
+    spend(agent: string, opts?: CallOptions): Promise<Spend>;
     /**
      * Submits a task and returns its execution at once (status "running" or
      * "queued"). `timeout` is the run's budget; `traceparent`/`tracestate`
      * are sent as the W3C trace headers; other fields go into the request
      * body as given. Rejects with AtCapacity when the agent has no free slot
-     * and does not queue (or its queue is full).
+     * and does not queue (or its queue is full), and with BudgetSpent when
+     * one of its budget windows is spent (`retryAfter`: the seconds until it
+     * reopens); both are Rejected.
      */
     submit(agent: string, input: string, options?: SubmitOptions, opts?: CallOptions): Promise<Execution>;
     /** One execution, whole. */
     get(id: string, opts?: CallOptions): Promise<Execution>;
     /** Cancels an execution: a queued one at once, a running one gracefully (wait for its end). Conflict when it has finished. */
     cancel(id: string, opts?: CallOptions): Promise<Execution>;
-    /** Submits a finished execution's task again (trigger "retry"). */
+    /** Submits a finished execution's task again (trigger "retry"); AtCapacity or BudgetSpent as for submit. */
     retry(id: string, opts?: CallOptions): Promise<Execution>;
+    /** The webhook deliveries of the execution's events, oldest first: each one's status, attempts and the receiver's last answer. */
+    webhooks(id: string, opts?: CallOptions): Promise<WebhookDelivery[]>;
     /** One page of executions, newest first, as summaries. */
     executionPage(filters?: ExecutionFilters & {
         cursor?: string;
@@ -171,6 +177,6 @@ export declare class Client {
     updateSchedule(agent: string, id: string, fields: ScheduleFields, opts?: CallOptions): Promise<Schedule>;
     /** Deletes a schedule. */
     deleteSchedule(agent: string, id: string, opts?: CallOptions): Promise<void>;
-    /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity as for submit. */
+    /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity or BudgetSpent as for submit. */
     trigger(agent: string, id: string, opts?: CallOptions): Promise<Execution>;
 }

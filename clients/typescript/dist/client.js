@@ -299,13 +299,19 @@ export class Client {
     slots(agent, opts) {
         return this.run({ op: "getSlots", method: "GET", path: `/v1/agents/${seg(agent)}/slots` }, (v) => ({ ...v, slots: v.slots ?? [] }), opts);
     }
+    /** What the agent's runs spent in each of its budget windows now (its day's and month's, when its budget bounds them), with their ceilings and when each ends. */
+    spend(agent, opts) {
+        return this.run({ op: "getSpend", method: "GET", path: `/v1/agents/${seg(agent)}/spend` }, (v) => ({ ...v, windows: v.windows ?? [] }), opts);
+    }
     // -- tasks and executions ---------------------------------------------------
     /**
      * Submits a task and returns its execution at once (status "running" or
      * "queued"). `timeout` is the run's budget; `traceparent`/`tracestate`
      * are sent as the W3C trace headers; other fields go into the request
      * body as given. Rejects with AtCapacity when the agent has no free slot
-     * and does not queue (or its queue is full).
+     * and does not queue (or its queue is full), and with BudgetSpent when
+     * one of its budget windows is spent (`retryAfter`: the seconds until it
+     * reopens); both are Rejected.
      */
     submit(agent, input, options = {}, opts) {
         if (typeof input !== "string")
@@ -324,9 +330,13 @@ export class Client {
     cancel(id, opts) {
         return this.run({ op: "cancelExecution", method: "POST", path: `/v1/executions/${seg(id)}/cancel` }, (v) => v, opts);
     }
-    /** Submits a finished execution's task again (trigger "retry"). */
+    /** Submits a finished execution's task again (trigger "retry"); AtCapacity or BudgetSpent as for submit. */
     retry(id, opts) {
         return this.run({ op: "retryExecution", method: "POST", path: `/v1/executions/${seg(id)}/retry` }, (v) => v, opts);
+    }
+    /** The webhook deliveries of the execution's events, oldest first: each one's status, attempts and the receiver's last answer. */
+    webhooks(id, opts) {
+        return this.run({ op: "executionWebhooks", method: "GET", path: `/v1/executions/${seg(id)}/webhooks` }, (v) => v.deliveries ?? [], opts);
     }
     /** One page of executions, newest first, as summaries. */
     executionPage(filters = {}, opts) {
@@ -425,7 +435,7 @@ export class Client {
     async deleteSchedule(agent, id, opts) {
         await this.run({ op: "deleteSchedule", method: "DELETE", path: `/v1/agents/${seg(agent)}/schedules/${seg(id)}` }, () => undefined, opts);
     }
-    /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity as for submit. */
+    /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity or BudgetSpent as for submit. */
     trigger(agent, id, opts) {
         return this.run({ op: "triggerSchedule", method: "POST", path: `/v1/agents/${seg(agent)}/schedules/${seg(id)}/trigger` }, (v) => v, opts);
     }

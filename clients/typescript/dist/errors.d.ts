@@ -33,6 +33,16 @@ export declare class NotFound extends APIError {
 export declare class Conflict extends APIError {
 }
 /**
+ * 429: the service refused the task and recorded it as a rejected
+ * execution, `execution`. Thrown as one of its two kinds: AtCapacity (no
+ * free slot) or BudgetSpent (a budget window is spent); test for Rejected
+ * to catch both.
+ */
+export declare class Rejected extends APIError {
+    readonly execution: Execution | undefined;
+    constructor(status: number, code: string, message: string, body?: Record<string, unknown>, retryAfter?: number, text?: string);
+}
+/**
  * 429 at_capacity: the agent had no free slot (and no room in its queue).
  * `running`/`capacity` are the agent's N/N, `queued`/`maxBacklog` its
  * queue when it queues, `execution` the rejected execution the service
@@ -40,12 +50,23 @@ export declare class Conflict extends APIError {
  * (it does not today): otherwise retry once a run of the agent has
  * finished, or raise its max_parallel_tasks, or give it overflow "queue".
  */
-export declare class AtCapacity extends APIError {
+export declare class AtCapacity extends Rejected {
     readonly running: number | undefined;
     readonly capacity: number | undefined;
     readonly queued: number | undefined;
     readonly maxBacklog: number | undefined;
-    readonly execution: Execution | undefined;
+    constructor(status: number, code: string, message: string, body?: Record<string, unknown>, retryAfter?: number);
+}
+/**
+ * 429 budget_spent: a budget window of the agent (its daily or monthly
+ * cost or tokens, docs/budgets.md) is spent; the message names it and when
+ * it reopens. `retryAfter` is the service's Retry-After: the seconds until
+ * the window reopens. `execution` is the rejected execution the service
+ * recorded (error type max_budget). Retry then, or raise the agent's
+ * budget, or give it overflow "queue" (its tasks then wait in the queue
+ * for the window to reopen).
+ */
+export declare class BudgetSpent extends Rejected {
     constructor(status: number, code: string, message: string, body?: Record<string, unknown>, retryAfter?: number);
 }
 /** 429 locked_out: too many wrong tokens came from this address; wait `retryAfter` seconds (and fix the token). */

@@ -42,6 +42,19 @@ export class NotFound extends APIError {
 export class Conflict extends APIError {
 }
 /**
+ * 429: the service refused the task and recorded it as a rejected
+ * execution, `execution`. Thrown as one of its two kinds: AtCapacity (no
+ * free slot) or BudgetSpent (a budget window is spent); test for Rejected
+ * to catch both.
+ */
+export class Rejected extends APIError {
+    execution;
+    constructor(status, code, message, body = {}, retryAfter, text) {
+        super(status, code, message, body, retryAfter, text);
+        this.execution = body.execution;
+    }
+}
+/**
  * 429 at_capacity: the agent had no free slot (and no room in its queue).
  * `running`/`capacity` are the agent's N/N, `queued`/`maxBacklog` its
  * queue when it queues, `execution` the rejected execution the service
@@ -49,12 +62,11 @@ export class Conflict extends APIError {
  * (it does not today): otherwise retry once a run of the agent has
  * finished, or raise its max_parallel_tasks, or give it overflow "queue".
  */
-export class AtCapacity extends APIError {
+export class AtCapacity extends Rejected {
     running;
     capacity;
     queued;
     maxBacklog;
-    execution;
     constructor(status, code, message, body = {}, retryAfter) {
         const wait = retryAfter ? `retry in ${retryAfter}s` : "retry once one of its runs has finished";
         super(status, code, message, body, retryAfter, `${message}: ${wait}, or raise the agent's max_parallel_tasks, or give it overflow "queue"`);
@@ -64,7 +76,21 @@ export class AtCapacity extends APIError {
         const q = /\((\d+)\/(\d+) queued/.exec(message);
         this.queued = q ? Number(q[1]) : undefined;
         this.maxBacklog = q ? Number(q[2]) : undefined;
-        this.execution = body.execution;
+    }
+}
+/**
+ * 429 budget_spent: a budget window of the agent (its daily or monthly
+ * cost or tokens, docs/budgets.md) is spent; the message names it and when
+ * it reopens. `retryAfter` is the service's Retry-After: the seconds until
+ * the window reopens. `execution` is the rejected execution the service
+ * recorded (error type max_budget). Retry then, or raise the agent's
+ * budget, or give it overflow "queue" (its tasks then wait in the queue
+ * for the window to reopen).
+ */
+export class BudgetSpent extends Rejected {
+    constructor(status, code, message, body = {}, retryAfter) {
+        const wait = retryAfter ? `retry in ${retryAfter}s` : "retry once the window reopens";
+        super(status, code, message, body, retryAfter, `${message}: ${wait}, or raise the agent's budget, or give it overflow "queue"`);
     }
 }
 /** 429 locked_out: too many wrong tokens came from this address; wait `retryAfter` seconds (and fix the token). */
@@ -94,6 +120,8 @@ const byStatus = {
     400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
     413: BadRequest, 415: BadRequest, 421: Forbidden, 503: Unavailable,
 };
+/** The 429s that are not AtCapacity, by their code. */
+const refusals = new Map([["locked_out", LockedOut], ["budget_spent", BudgetSpent]]);
 /** The error for an error answer of the service. */
 export function errorFor(status, headers, text, what) {
     let body = {};
@@ -108,6 +136,6 @@ export function errorFor(status, headers, text, what) {
     const message = String(err.message ?? "") || `corral service answered ${status} to ${what}: ${text.slice(0, 200).trim()}`;
     const ra = headers.get("retry-after");
     const retryAfter = ra && !Number.isNaN(Number(ra)) ? Number(ra) : undefined;
-    const cls = status === 429 ? (code === "locked_out" ? LockedOut : AtCapacity) : (byStatus[status] ?? ServerError);
+    const cls = status === 429 ? (refusals.get(code) ?? AtCapacity) : (byStatus[status] ?? ServerError);
     return new cls(status, code, message, body, retryAfter);
 }

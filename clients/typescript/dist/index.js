@@ -8,6 +8,6 @@
 //   for await (const ev of c.follow(e.id)) if (ev.type === "log") console.log(ev.text);
 //   console.log((await c.wait(e.id)).result);
 export { Client } from "./client.js";
-export { APIError, AtCapacity, BadRequest, Conflict, CorralError, Forbidden, LockedOut, NotFound, ServerError, Timeout, Unauthorized, Unavailable, Unreachable, WaitTimeout, } from "./errors.js";
+export { APIError, AtCapacity, BadRequest, BudgetSpent, Conflict, CorralError, Forbidden, LockedOut, NotFound, Rejected, ServerError, Timeout, Unauthorized, Unavailable, Unreachable, WaitTimeout, } from "./errors.js";
 export { OPERATIONS } from "./operations.js";
 export { TERMINAL_STATUSES } from "./types.js";

@@ -12,6 +12,7 @@ export const OPERATIONS = {
     deleteAgent: "deleteAgent",
     submitTask: "submit",
     getSlots: "slots",
+    getSpend: "spend",
     listAllSchedules: "schedules",
     listSchedules: "schedules",
     createSchedule: "createSchedule",
@@ -23,5 +24,6 @@ export const OPERATIONS = {
     getExecution: "get",
     cancelExecution: "cancel",
     retryExecution: "retry",
+    executionWebhooks: "webhooks",
     executionEvents: "follow",
 };

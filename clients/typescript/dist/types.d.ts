@@ -20,7 +20,30 @@ export interface SandboxReport {
     landlock_abi?: number;
     denied_hosts?: string[];
 }
-/** An agent: what runs its tasks, and its capacity. */
+/** The events a webhook receives (docs/webhooks.md). */
+export type WebhookEvent = "queued" | "started" | "succeeded" | "failed" | "cancelled" | "interrupted" | "retrying" | "stalled" | "budget_warning" | "budget_exhausted";
+/** A webhook as answers show it: its secret is write-only, `secret_set` says it has one. */
+export interface Webhook {
+    /** An absolute http(s) URL that receives a signed POST per event. */
+    url: string;
+    secret_set?: boolean;
+    /** The events it receives (absent: all). */
+    events?: WebhookEvent[];
+}
+/**
+ * A webhook to create or change. `secret` signs the deliveries
+ * (Corral-Signature) and is never sent back; a change that sends a
+ * webhook back as an answer shows it (without `secret`) keeps the secret
+ * of its URL.
+ */
+export interface WebhookInput {
+    url: string;
+    secret?: string;
+    /** Read-only; may be sent back unchanged. */
+    secret_set?: boolean;
+    events?: WebhookEvent[];
+}
+/** An agent: what runs its tasks, its capacity, its budget and its webhooks. */
 export interface Agent {
     name: string;
     kind: "shell" | "headless";
@@ -50,6 +73,22 @@ export interface Agent {
     /** A headless agent's retry continues the session of the attempt before, with resume_prompt. */
     resume?: boolean;
     resume_prompt?: string;
+    /** A run's cost ceiling, in USD (docs/budgets.md). */
+    max_cost_usd?: number;
+    /** A run's token ceiling. */
+    max_tokens?: number;
+    /** What all the agent's runs may spend in a calendar day; a task once it is spent is refused with BudgetSpent. */
+    daily_cost_usd?: number;
+    daily_tokens?: number;
+    /** The same per calendar month. */
+    monthly_cost_usd?: number;
+    monthly_tokens?: number;
+    /** The IANA zone the budget's days and months are counted in (absent: UTC). */
+    budget_time_zone?: string;
+    /** What a run in flight does when a window is spent: "stop" (absent) or "finish". */
+    budget_overrun?: "stop" | "finish";
+    /** The endpoints announced the events of its executions. */
+    webhooks?: Webhook[];
     created_at: string;
     updated_at: string;
 }
@@ -77,6 +116,16 @@ export interface AgentFields {
     retry_max_backoff?: DurationLike;
     resume?: boolean;
     resume_prompt?: string;
+    max_cost_usd?: number;
+    max_tokens?: number;
+    daily_cost_usd?: number;
+    daily_tokens?: number;
+    monthly_cost_usd?: number;
+    monthly_tokens?: number;
+    budget_time_zone?: string;
+    budget_overrun?: "stop" | "finish";
+    /** At most 8; each needs its secret when it is new (an agent's answer may be sent back as it is). */
+    webhooks?: WebhookInput[];
     [field: string]: unknown;
 }
 /**
@@ -115,6 +164,8 @@ export interface Execution {
     session_id?: string;
     num_turns?: number;
     cost_usd?: number;
+    /** cost_usd was priced by corral from the usage: the agent reported no cost. */
+    cost_estimated?: boolean;
     usage?: Record<string, unknown>;
     finalized_by?: string;
     /** When the provider said its rate limit resets. */
@@ -182,6 +233,43 @@ export interface Slots {
     capacity: number;
     used: number;
     slots: Slot[];
+}
+/** What an agent's runs spent in one budget window; the next window opens at `end`. */
+export interface WindowSpend {
+    kind: "daily" | "monthly";
+    /** The window's key, the same on every worker ("day:2026-12-01@Europe/Paris"). */
+    key: string;
+    start: string;
+    end: string;
+    cost_limit_usd?: number;
+    token_limit?: number;
+    cost_usd: number;
+    tokens: number;
+}
+/** An agent's budget windows as they stand now (none when its budget bounds no day or month). */
+export interface Spend {
+    agent: string;
+    windows: WindowSpend[];
+}
+/**
+ * One POST of an execution's event to a webhook, delivered at least once:
+ * "pending" (tried again at `next_at`), "delivered" or "failed" (given
+ * up); `last_status`/`last_error` the receiver's last answer. `id` is the
+ * Corral-Delivery header of each of its attempts.
+ */
+export interface WebhookDelivery {
+    id: string;
+    execution_id?: string;
+    agent: string;
+    event: WebhookEvent;
+    url: string;
+    status: "pending" | "delivered" | "failed";
+    attempts: number;
+    last_status?: number;
+    last_error?: string;
+    created_at: string;
+    next_at?: string;
+    delivered_at?: string;
 }
 /** The answer of /readyz: `ready` false (not an exception) while the worker cannot take work. */
 export interface Readiness {

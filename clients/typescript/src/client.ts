@@ -5,7 +5,8 @@ import { findToken, findURL } from "./config.js";
 import { APIError, Timeout, Unavailable, Unreachable, WaitTimeout, errorFor } from "./errors.js";
 import { SSEParser } from "./sse.js";
 import type {
-  Agent, AgentFields, DurationLike, Event, Execution, Page, Readiness, Schedule, ScheduleFields, Slots,
+  Agent, AgentFields, DurationLike, Event, Execution, Page, Readiness, Schedule, ScheduleFields, Slots, Spend,
+  WebhookDelivery,
 } from "./types.js";
 
 /** How a Client finds and talks to the service. */
@@ -375,6 +376,11 @@ export class Client {
     return this.run({ op: "getSlots", method: "GET", path: `/v1/agents/${seg(agent)}/slots` }, (v) => ({ ...v, slots: v.slots ?? [] }), opts);
   }
 
+  /** What the agent's runs spent in each of its budget windows now (its day's and month's, when its budget bounds them), with their ceilings and when each ends. */
+  spend(agent: string, opts?: CallOptions): Promise<Spend> {
+    return this.run({ op: "getSpend", method: "GET", path: `/v1/agents/${seg(agent)}/spend` }, (v) => ({ ...v, windows: v.windows ?? [] }), opts);
+  }
+
   // -- tasks and executions ---------------------------------------------------
 
   /**
@@ -382,7 +388,9 @@ export class Client {
    * "queued"). `timeout` is the run's budget; `traceparent`/`tracestate`
    * are sent as the W3C trace headers; other fields go into the request
    * body as given. Rejects with AtCapacity when the agent has no free slot
-   * and does not queue (or its queue is full).
+   * and does not queue (or its queue is full), and with BudgetSpent when
+   * one of its budget windows is spent (`retryAfter`: the seconds until it
+   * reopens); both are Rejected.
    */
   submit(agent: string, input: string, options: SubmitOptions = {}, opts?: CallOptions): Promise<Execution> {
     if (typeof input !== "string") throw new TypeError(`input must be a string (the script or the prompt), not ${typeof input}`);
@@ -403,9 +411,14 @@ export class Client {
     return this.run({ op: "cancelExecution", method: "POST", path: `/v1/executions/${seg(id)}/cancel` }, (v) => v, opts);
   }
 
-  /** Submits a finished execution's task again (trigger "retry"). */
+  /** Submits a finished execution's task again (trigger "retry"); AtCapacity or BudgetSpent as for submit. */
   retry(id: string, opts?: CallOptions): Promise<Execution> {
     return this.run({ op: "retryExecution", method: "POST", path: `/v1/executions/${seg(id)}/retry` }, (v) => v, opts);
+  }
+
+  /** The webhook deliveries of the execution's events, oldest first: each one's status, attempts and the receiver's last answer. */
+  webhooks(id: string, opts?: CallOptions): Promise<WebhookDelivery[]> {
+    return this.run({ op: "executionWebhooks", method: "GET", path: `/v1/executions/${seg(id)}/webhooks` }, (v) => v.deliveries ?? [], opts);
   }
 
   /** One page of executions, newest first, as summaries. */
@@ -513,7 +526,7 @@ export class Client {
     await this.run({ op: "deleteSchedule", method: "DELETE", path: `/v1/agents/${seg(agent)}/schedules/${seg(id)}` }, () => undefined, opts);
   }
 
-  /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity as for submit. */
+  /** Runs a schedule's task now, enabled or not (trigger "schedule"); AtCapacity or BudgetSpent as for submit. */
   trigger(agent: string, id: string, opts?: CallOptions): Promise<Execution> {
     return this.run({ op: "triggerSchedule", method: "POST", path: `/v1/agents/${seg(agent)}/schedules/${seg(id)}/trigger` }, (v) => v, opts);
   }

@@ -51,6 +51,21 @@ export class NotFound extends APIError {}
 export class Conflict extends APIError {}
 
 /**
+ * 429: the service refused the task and recorded it as a rejected
+ * execution, `execution`. Thrown as one of its two kinds: AtCapacity (no
+ * free slot) or BudgetSpent (a budget window is spent); test for Rejected
+ * to catch both.
+ */
+export class Rejected extends APIError {
+  readonly execution: Execution | undefined;
+
+  constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}, retryAfter?: number, text?: string) {
+    super(status, code, message, body, retryAfter, text);
+    this.execution = body.execution as Execution | undefined;
+  }
+}
+
+/**
  * 429 at_capacity: the agent had no free slot (and no room in its queue).
  * `running`/`capacity` are the agent's N/N, `queued`/`maxBacklog` its
  * queue when it queues, `execution` the rejected execution the service
@@ -58,12 +73,11 @@ export class Conflict extends APIError {}
  * (it does not today): otherwise retry once a run of the agent has
  * finished, or raise its max_parallel_tasks, or give it overflow "queue".
  */
-export class AtCapacity extends APIError {
+export class AtCapacity extends Rejected {
   readonly running: number | undefined;
   readonly capacity: number | undefined;
   readonly queued: number | undefined;
   readonly maxBacklog: number | undefined;
-  readonly execution: Execution | undefined;
 
   constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}, retryAfter?: number) {
     const wait = retryAfter ? `retry in ${retryAfter}s` : "retry once one of its runs has finished";
@@ -75,7 +89,22 @@ export class AtCapacity extends APIError {
     const q = /\((\d+)\/(\d+) queued/.exec(message);
     this.queued = q ? Number(q[1]) : undefined;
     this.maxBacklog = q ? Number(q[2]) : undefined;
-    this.execution = body.execution as Execution | undefined;
+  }
+}
+
+/**
+ * 429 budget_spent: a budget window of the agent (its daily or monthly
+ * cost or tokens, docs/budgets.md) is spent; the message names it and when
+ * it reopens. `retryAfter` is the service's Retry-After: the seconds until
+ * the window reopens. `execution` is the rejected execution the service
+ * recorded (error type max_budget). Retry then, or raise the agent's
+ * budget, or give it overflow "queue" (its tasks then wait in the queue
+ * for the window to reopen).
+ */
+export class BudgetSpent extends Rejected {
+  constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}, retryAfter?: number) {
+    const wait = retryAfter ? `retry in ${retryAfter}s` : "retry once the window reopens";
+    super(status, code, message, body, retryAfter, `${message}: ${wait}, or raise the agent's budget, or give it overflow "queue"`);
   }
 }
 
@@ -110,6 +139,9 @@ const byStatus: Record<number, ErrorClass> = {
   413: BadRequest, 415: BadRequest, 421: Forbidden, 503: Unavailable,
 };
 
+/** The 429s that are not AtCapacity, by their code. */
+const refusals = new Map<string, ErrorClass>([["locked_out", LockedOut], ["budget_spent", BudgetSpent]]);
+
 /** The error for an error answer of the service. */
 export function errorFor(status: number, headers: Headers, text: string, what: string): APIError {
   let body: Record<string, unknown> = {};
@@ -122,6 +154,6 @@ export function errorFor(status: number, headers: Headers, text: string, what: s
   const message = String(err.message ?? "") || `corral service answered ${status} to ${what}: ${text.slice(0, 200).trim()}`;
   const ra = headers.get("retry-after");
   const retryAfter = ra && !Number.isNaN(Number(ra)) ? Number(ra) : undefined;
-  const cls = status === 429 ? (code === "locked_out" ? LockedOut : AtCapacity) : (byStatus[status] ?? ServerError);
+  const cls = status === 429 ? (refusals.get(code) ?? AtCapacity) : (byStatus[status] ?? ServerError);
   return new cls(status, code, message, body, retryAfter);
 }

@@ -13,6 +13,7 @@ export const OPERATIONS: Readonly<Record<string, string>> = {
   deleteAgent: "deleteAgent",
   submitTask: "submit",
   getSlots: "slots",
+  getSpend: "spend",
   listAllSchedules: "schedules",
   listSchedules: "schedules",
   createSchedule: "createSchedule",
@@ -24,5 +25,6 @@ export const OPERATIONS: Readonly<Record<string, string>> = {
   getExecution: "get",
   cancelExecution: "cancel",
   retryExecution: "retry",
+  executionWebhooks: "webhooks",
   executionEvents: "follow",
 };

@@ -2,13 +2,14 @@
 // of docs/openapi.yaml must have been exercised.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import * as cc from "../dist/index.js";
 import { Service } from "./service.mjs";
 import { documentedOperations } from "./operations.mjs";
+import { TURN_TOKENS, fakeClaude, receiver, signedBy } from "./hooks.mjs";
 
 const seen = new Set();
 const observer = (call) => seen.add(call.op);
@@ -297,6 +298,131 @@ describe("against a real service", () => {
     }
     await assert.rejects(new cc.Client({ url: `127.0.0.1:${port}`, token: "t" }).health(),
       (e) => e instanceof cc.Unreachable && /is `corral serve` running/.test(e.message));
+  });
+
+  test("a spent daily window refuses tasks with BudgetSpent until it reopens; spend shows it", async (t) => {
+    const c = client();
+    const a = name("budget");
+    const dir = mkdtempSync(join(tmpdir(), "corral-ts-budget-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const agent = await c.createAgent(a, "headless", {
+      command: fakeClaude(dir), max_cost_usd: 50, max_tokens: 1e8, daily_tokens: 1, daily_cost_usd: 100,
+      monthly_tokens: 1e9, monthly_cost_usd: 1000.5, budget_time_zone: "Europe/Paris", budget_overrun: "finish",
+    });
+    assert.deepEqual([agent.max_cost_usd, agent.max_tokens, agent.daily_tokens, agent.daily_cost_usd, agent.monthly_tokens, agent.monthly_cost_usd],
+      [50, 1e8, 1, 100, 1e9, 1000.5]);
+    assert.equal(agent.budget_time_zone, "Europe/Paris");
+    assert.equal(agent.budget_overrun, "finish");
+    // The run crosses the window at its first usage event and, as budget_overrun "finish" says, finishes.
+    const done = await c.wait((await c.submit(a, "spend the day")).id, 60_000);
+    assert.equal(done.status, "succeeded", JSON.stringify(done));
+    assert.equal(done.cost_estimated, true); // it reported no cost: corral priced its usage
+    assert.ok(done.cost_usd > 0);
+    const err = await c.submit(a, "one more").then(() => assert.fail("a task was admitted past the spent window"), (e) => e);
+    assert.ok(err instanceof cc.BudgetSpent && err instanceof cc.Rejected && !(err instanceof cc.AtCapacity), String(err));
+    assert.equal(err.status, 429);
+    assert.equal(err.code, "budget_spent");
+    assert.ok(err.retryAfter > 0 && err.retryAfter <= 25 * 3600, String(err.retryAfter));
+    assert.equal(err.execution.status, "rejected");
+    assert.equal(err.execution.error_type, "max_budget");
+    assert.match(err.serviceMessage, /daily token budget is spent/);
+    assert.ok(err.message.includes(`retry in ${err.retryAfter}s`), err.message);
+
+    const spend = await c.spend(a);
+    assert.equal(spend.agent, a);
+    const day = spend.windows.find((w) => w.kind === "daily");
+    const month = spend.windows.find((w) => w.kind === "monthly");
+    assert.equal(spend.windows.length, 2);
+    assert.match(day.key, /^day:.*@Europe\/Paris$/);
+    assert.deepEqual([day.tokens, day.token_limit, day.cost_limit_usd], [TURN_TOKENS, 1, 100]);
+    assert.ok(Math.abs(day.cost_usd - done.cost_usd) < 1e-9);
+    assert.deepEqual([month.tokens, month.token_limit, month.cost_limit_usd], [TURN_TOKENS, 1e9, 1000.5]);
+    const now = Date.now();
+    assert.ok(Date.parse(day.start) <= now && now < Date.parse(day.end) && Date.parse(day.end) <= Date.parse(month.end));
+    // Retry-After counts the seconds until the window ends (rounded up).
+    assert.ok(Math.abs((Date.parse(day.end) - now) / 1000 - err.retryAfter) < 60);
+    await assert.rejects(c.spend(a + "-nobody"), cc.NotFound);
+    const plain = name("no-windows");
+    await c.createAgent(plain, "shell", { max_tokens: 1000 });
+    assert.deepEqual((await c.spend(plain)).windows, []);
+  });
+
+  // The execution's deliveries once there are n and all are delivered (within 60 s).
+  const delivered = async (c, id, n) => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const ds = await c.webhooks(id);
+      if (ds.length === n && ds.every((d) => d.status === "delivered")) return ds;
+      assert.ok(Date.now() < deadline, `deliveries of ${id} after 60s: ${JSON.stringify(ds)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  test("a run is announced to its agent's webhooks, signed, and webhooks() shows the deliveries", async () => {
+    const hooks = await receiver();
+    try {
+      const c = client();
+      const a = name("hooked");
+      const secrets = { "/all": "whsec-all", "/ends": "whsec-ends" };
+      const agent = await c.createAgent(a, "shell", { webhooks: [
+        { url: hooks.url + "/all", secret: secrets["/all"] },
+        { url: hooks.url + "/ends", secret: secrets["/ends"], events: ["succeeded", "failed"] },
+      ] });
+      assert.deepEqual(agent.webhooks, [
+        { url: hooks.url + "/all", secret_set: true },
+        { url: hooks.url + "/ends", secret_set: true, events: ["succeeded", "failed"] },
+      ]);
+      const e = await c.submit(a, "echo hooked");
+      assert.equal((await c.wait(e.id, 60_000)).status, "succeeded");
+      const ds = await delivered(c, e.id, 3);
+      const short = (d) => `${d.url.slice(hooks.url.length)} ${d.event}`;
+      assert.deepEqual(ds.map(short).sort(), ["/all started", "/all succeeded", "/ends succeeded"]);
+      assert.deepEqual(ds.filter((d) => d.url.endsWith("/all")).map((d) => d.event), ["started", "succeeded"]); // oldest first
+      for (const d of ds) {
+        assert.equal(d.execution_id, e.id);
+        assert.equal(d.agent, a);
+        assert.ok(d.attempts >= 1 && d.last_status === 204 && d.delivered_at && !d.next_at, JSON.stringify(d));
+        const post = hooks.posts.find((p) => p.headers["corral-delivery"] === d.id);
+        assert.ok(post, `the receiver never got delivery ${d.id}`);
+        assert.equal(post.path, d.url.slice(hooks.url.length));
+        assert.equal(post.headers["corral-event"], d.event);
+        assert.ok(signedBy(secrets[post.path], post.headers, post.body), JSON.stringify(post.headers));
+        const msg = JSON.parse(post.body.toString());
+        assert.deepEqual([msg.event, msg.agent, msg.execution.id], [d.event, a, e.id]);
+      }
+      await assert.rejects(c.webhooks("0".repeat(20)), cc.NotFound);
+    } finally {
+      await hooks.close();
+    }
+  });
+
+  test("a webhook's secret is write-only, and kept when the webhook is sent back", async () => {
+    const hooks = await receiver();
+    try {
+      const c = client();
+      const a = name("secret");
+      const secret = `whsec-kept-${a}`;
+      await c.createAgent(a, "shell", { webhooks: [{ url: hooks.url + "/hook", secret, events: ["succeeded"] }] });
+      const got = await c.agent(a);
+      assert.deepEqual(got.webhooks, [{ url: hooks.url + "/hook", secret_set: true, events: ["succeeded"] }]);
+      assert.ok(!JSON.stringify(got).includes(secret) && !JSON.stringify(await c.agents()).includes(secret));
+      // Sent back as the answer shows it (no secret): the secret is kept.
+      const u = await c.updateAgent(a, { webhooks: got.webhooks, max_parallel_tasks: 2 });
+      assert.deepEqual(u.webhooks, got.webhooks);
+      const signedWith = async (s) => {
+        const e = await c.submit(a, "true");
+        assert.equal((await c.wait(e.id, 60_000)).status, "succeeded");
+        const [d] = await delivered(c, e.id, 1);
+        const post = hooks.posts.find((p) => p.headers["corral-delivery"] === d.id);
+        return signedBy(s, post.headers, post.body);
+      };
+      assert.ok(await signedWith(secret), "the delivery after the update is not signed with the kept secret");
+      // A new secret, sent, replaces it.
+      await c.updateAgent(a, { webhooks: [{ url: hooks.url + "/hook", secret: "whsec-new", events: ["succeeded"] }] });
+      assert.ok(await signedWith("whsec-new"));
+    } finally {
+      await hooks.close();
+    }
   });
 });
 

@@ -15,9 +15,9 @@ test("npm install of the directory, and of its packed tarball, needs no registry
   try {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "user", version: "1.0.0", type: "module", private: true }));
     const npm = (args, cwd = dir) => execFileSync("npm", [...args, "--offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8" });
-    const check = `import { Client, AtCapacity, OPERATIONS } from "@corralrun/client";
+    const check = `import { Client, AtCapacity, BudgetSpent, Rejected, OPERATIONS } from "@corralrun/client";
       const c = new Client({ url: "127.0.0.1:1", token: "t" });
-      if (typeof AtCapacity !== "function" || !OPERATIONS.submitTask) throw new Error("exports");
+      if (typeof AtCapacity !== "function" || !(BudgetSpent.prototype instanceof Rejected) || !OPERATIONS.getSpend) throw new Error("exports");
       console.log(c.url);`;
     writeFileSync(join(dir, "check.mjs"), check);
     npm(["install", pkg]);

@@ -13,18 +13,20 @@ library only.
 
 from ._async import AsyncClient
 from ._client import Client
-from ._errors import (APIError, AtCapacity, BadRequest, Conflict, CorralError, Forbidden, LockedOut, NotFound,
-                      ServerError, Timeout, Unauthorized, Unavailable, Unreachable, WaitTimeout)
+from ._errors import (APIError, AtCapacity, BadRequest, BudgetSpent, Conflict, CorralError, Forbidden, LockedOut,
+                      NotFound, Rejected, ServerError, Timeout, Unauthorized, Unavailable, Unreachable, WaitTimeout)
 from ._operations import OPERATIONS
 from ._types import (TERMINAL_STATUSES, Agent, EndEvent, Event, Execution, LogEvent, Page, Readiness,
-                     ReplayedEvent, Sandbox, SandboxReport, Schedule, Slot, Slots, StatusEvent)
+                     ReplayedEvent, Sandbox, SandboxReport, Schedule, Slot, Slots, Spend, StatusEvent, Webhook,
+                     WebhookDelivery, WindowSpend)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client", "AsyncClient", "OPERATIONS",
     "Agent", "Execution", "Schedule", "Slot", "Slots", "Sandbox", "SandboxReport", "Readiness", "Page",
+    "Webhook", "WebhookDelivery", "Spend", "WindowSpend",
     "Event", "StatusEvent", "LogEvent", "EndEvent", "ReplayedEvent", "TERMINAL_STATUSES",
-    "CorralError", "APIError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "AtCapacity",
-    "LockedOut", "Unavailable", "ServerError", "Unreachable", "Timeout", "WaitTimeout",
+    "CorralError", "APIError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "Rejected",
+    "AtCapacity", "BudgetSpent", "LockedOut", "Unavailable", "ServerError", "Unreachable", "Timeout", "WaitTimeout",
 ]

@@ -15,7 +15,8 @@ from ._core import (wait_timeout as _wait_timeout, DEFAULT_TIMEOUT, RECONNECT_FO
                     SSEParser, StreamEnded, check, decode, find_endpoint, find_token, retryable,
                     timeout_message, typed_event, unreachable_message)
 from ._errors import ServerError, Timeout, Unreachable
-from ._types import (Agent, DurationLike, EndEvent, Event, Execution, Page, Readiness, Schedule, Slots)
+from ._types import (Agent, DurationLike, EndEvent, Event, Execution, Page, Readiness, Schedule, Slots, Spend,
+                     WebhookDelivery)
 
 _MAX_HEAD = 1 << 20
 
@@ -264,6 +265,10 @@ class AsyncClient:
         """See Client.slots."""
         return await self._run(_calls.slots(agent), call_timeout)
 
+    async def spend(self, agent: str, *, call_timeout: Optional[float] = None) -> Spend:
+        """See Client.spend."""
+        return await self._run(_calls.spend(agent), call_timeout)
+
     # -- tasks and executions ---------------------------------------------
 
     async def submit(self, agent: str, input: str, *, timeout: Optional[DurationLike] = None,
@@ -283,6 +288,10 @@ class AsyncClient:
     async def retry(self, id: str, *, call_timeout: Optional[float] = None) -> Execution:
         """See Client.retry."""
         return await self._run(_calls.retry(id), call_timeout)
+
+    async def webhooks(self, id: str, *, call_timeout: Optional[float] = None) -> list[WebhookDelivery]:
+        """See Client.webhooks."""
+        return await self._run(_calls.webhooks(id), call_timeout)
 
     async def execution_page(self, *, agent: Optional[str] = None, status: Union[str, Sequence[str], None] = None,
                              since: Any = None, until: Any = None, limit: Optional[int] = None,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence, Union
 
 from ._core import Call, fields_body, list_query, seg
-from ._types import (Agent, DurationLike, Execution, Page, Readiness, Schedule, Slots, from_json)
+from ._types import (Agent, DurationLike, Execution, Page, Readiness, Schedule, Slots, Spend, WebhookDelivery,
+                     from_json)
 
 #: A request and the function that turns its decoded JSON answer into
 #: what the method returns.
@@ -71,6 +72,10 @@ def slots(agent: str) -> Op:
     return Call("getSlots", "GET", f"/v1/agents/{seg(agent)}/slots"), lambda v: from_json(Slots, v)
 
 
+def spend(agent: str) -> Op:
+    return Call("getSpend", "GET", f"/v1/agents/{seg(agent)}/spend"), lambda v: from_json(Spend, v)
+
+
 def submit(agent: str, input: str, timeout: Optional[DurationLike], traceparent: Optional[str],
            tracestate: Optional[str], fields: dict[str, Any]) -> Op:
     if not isinstance(input, str):
@@ -90,6 +95,12 @@ def cancel(id: str) -> Op:
 
 def retry(id: str) -> Op:
     return Call("retryExecution", "POST", f"/v1/executions/{seg(id)}/retry"), _execution
+
+
+def webhooks(id: str) -> Op:
+    def dec(v: Any) -> list[WebhookDelivery]:
+        return [from_json(WebhookDelivery, d) for d in (v.get("deliveries") or [])]
+    return Call("executionWebhooks", "GET", f"/v1/executions/{seg(id)}/webhooks"), dec
 
 
 def execution_page(agent: Optional[str], status: Union[str, Sequence[str], None], since: Any, until: Any,

@@ -15,7 +15,8 @@ from ._core import (wait_timeout as _wait_timeout, DEFAULT_TIMEOUT, RECONNECT_FO
                     SSEParser, StreamEnded, check, decode, find_endpoint, find_token, retryable,
                     timeout_message, typed_event, unreachable_message)
 from ._errors import Timeout, Unreachable
-from ._types import (Agent, DurationLike, EndEvent, Event, Execution, Page, Readiness, Schedule, Slots)
+from ._types import (Agent, DurationLike, EndEvent, Event, Execution, Page, Readiness, Schedule, Slots, Spend,
+                     WebhookDelivery)
 
 
 class Client:
@@ -222,6 +223,12 @@ class Client:
         """An agent's capacity and the slots its running executions hold."""
         return self._run(_calls.slots(agent), call_timeout)
 
+    def spend(self, agent: str, *, call_timeout: Optional[float] = None) -> Spend:
+        """What the agent's runs spent in each of its budget windows now
+        (its day's and month's, when its budget bounds them; no window
+        otherwise), with their ceilings and when each ends."""
+        return self._run(_calls.spend(agent), call_timeout)
+
     # -- tasks and executions ---------------------------------------------
 
     def submit(self, agent: str, input: str, *, timeout: Optional[DurationLike] = None,
@@ -232,7 +239,9 @@ class Client:
         agent's by default); ``traceparent``/``tracestate`` are sent as the
         W3C trace headers; other fields go into the request body as given.
         Raises AtCapacity when the agent has no free slot and does not
-        queue (or its queue is full)."""
+        queue (or its queue is full), BudgetSpent when one of its budget
+        windows is spent (``retry_after``: the seconds until it reopens);
+        both are Rejected."""
         return self._run(_calls.submit(agent, input, timeout, traceparent, tracestate, fields), call_timeout)
 
     def get(self, id: str, *, call_timeout: Optional[float] = None) -> Execution:
@@ -246,8 +255,15 @@ class Client:
         return self._run(_calls.cancel(id), call_timeout)
 
     def retry(self, id: str, *, call_timeout: Optional[float] = None) -> Execution:
-        """Submits a finished execution's task again (trigger "retry")."""
+        """Submits a finished execution's task again (trigger "retry");
+        AtCapacity or BudgetSpent as for submit."""
         return self._run(_calls.retry(id), call_timeout)
+
+    def webhooks(self, id: str, *, call_timeout: Optional[float] = None) -> list[WebhookDelivery]:
+        """The webhook deliveries of the execution's events, oldest first:
+        each one's status (pending, delivered, failed), attempts and the
+        receiver's last answer."""
+        return self._run(_calls.webhooks(id), call_timeout)
 
     def execution_page(self, *, agent: Optional[str] = None, status: Union[str, Sequence[str], None] = None,
                        since: Any = None, until: Any = None, limit: Optional[int] = None,
@@ -352,7 +368,7 @@ class Client:
 
     def trigger(self, agent: str, id: str, *, call_timeout: Optional[float] = None) -> Execution:
         """Runs a schedule's task now, enabled or not (trigger "schedule");
-        AtCapacity as for submit."""
+        AtCapacity or BudgetSpent as for submit."""
         return self._run(_calls.trigger(agent, id), call_timeout)
 
 

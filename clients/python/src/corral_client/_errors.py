@@ -65,7 +65,22 @@ class Conflict(APIError):
     keeps as many agents, or the agent as many schedules, as it may)."""
 
 
-class AtCapacity(APIError):
+class Rejected(APIError):
+    """429: the service refused the task and recorded it as a rejected
+    execution, ``execution``. Raised as one of its two kinds: AtCapacity
+    (no free slot) or BudgetSpent (a budget window is spent); catch
+    Rejected for both."""
+
+    execution: Optional[Execution]
+
+    def __init__(self, status: int, code: str, message: str, body: Optional[dict[str, Any]] = None,
+                 retry_after: Optional[float] = None):
+        ex = (body or {}).get("execution")
+        self.execution = from_json(Execution, ex) if isinstance(ex, dict) else None
+        super().__init__(status, code, message, body, retry_after)
+
+
+class AtCapacity(Rejected):
     """429 at_capacity: the agent had no free slot (and no room in its
     queue). ``running``/``capacity`` are the agent's N/N, ``queued``/
     ``max_backlog`` its queue when it queues, ``execution`` the rejected
@@ -78,7 +93,6 @@ class AtCapacity(APIError):
     capacity: Optional[int]
     queued: Optional[int]
     max_backlog: Optional[int]
-    execution: Optional[Execution]
 
     def __init__(self, status: int, code: str, message: str, body: Optional[dict[str, Any]] = None,
                  retry_after: Optional[float] = None):
@@ -86,13 +100,25 @@ class AtCapacity(APIError):
         self.running, self.capacity = (int(m.group(1)), int(m.group(2))) if m else (None, None)
         m = re.search(r"\((\d+)/(\d+) queued", message)
         self.queued, self.max_backlog = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-        ex = (body or {}).get("execution")
-        self.execution = from_json(Execution, ex) if isinstance(ex, dict) else None
         super().__init__(status, code, message, body, retry_after)
 
     def _text(self) -> str:
         wait = f"retry in {self.retry_after:g}s" if self.retry_after else "retry once one of its runs has finished"
         return f"{self.message}: {wait}, or raise the agent's max_parallel_tasks, or give it overflow=\"queue\""
+
+
+class BudgetSpent(Rejected):
+    """429 budget_spent: a budget window of the agent (its daily or
+    monthly cost or tokens, docs/budgets.md) is spent; the message names
+    it and when it reopens. ``retry_after`` is the service's Retry-After:
+    the seconds until the window reopens. ``execution`` is the rejected
+    execution the service recorded (error type max_budget). Retry then,
+    or raise the agent's budget, or give it overflow="queue" (its tasks
+    then wait in the queue for the window to reopen)."""
+
+    def _text(self) -> str:
+        wait = f"retry in {self.retry_after:g}s" if self.retry_after else "retry once the window reopens"
+        return f"{self.message}: {wait}, or raise the agent's budget, or give it overflow=\"queue\""
 
 
 class LockedOut(APIError):
@@ -154,7 +180,7 @@ def error_for(status: int, headers: Mapping[str, str], body: bytes, what: str) -
         except ValueError:
             pass
     if status == 429:
-        cls: type[APIError] = LockedOut if code == "locked_out" else AtCapacity
+        cls: type[APIError] = {"locked_out": LockedOut, "budget_spent": BudgetSpent}.get(code, AtCapacity)
     else:
         cls = _BY_STATUS.get(status, ServerError)
     return cls(status, code, message, data, retry_after)

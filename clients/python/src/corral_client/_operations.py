@@ -13,6 +13,7 @@ OPERATIONS: dict[str, str] = {
     "deleteAgent": "delete_agent",
     "submitTask": "submit",
     "getSlots": "slots",
+    "getSpend": "spend",
     "listAllSchedules": "schedules",
     "listSchedules": "schedules",
     "createSchedule": "create_schedule",
@@ -24,5 +25,6 @@ OPERATIONS: dict[str, str] = {
     "getExecution": "get",
     "cancelExecution": "cancel",
     "retryExecution": "retry",
+    "executionWebhooks": "webhooks",
     "executionEvents": "follow",
 }

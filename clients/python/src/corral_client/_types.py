@@ -145,8 +145,24 @@ class SandboxReport:
 
 
 @dataclass
+class Webhook:
+    """An endpoint that receives a signed POST per event of an agent's
+    executions (docs/webhooks.md). ``secret`` is write-only: give it to
+    create_agent/update_agent; answers never carry it, only
+    ``secret_set``. Sending an agent's webhooks back without their
+    secrets (as an answer shows them) keeps the secret of each URL."""
+
+    url: str
+    secret: Optional[str] = None
+    secret_set: Optional[bool] = None  # read-only; may be sent back unchanged
+    events: Optional[list[str]] = None  # absent: every event
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
 class Agent:
-    """An agent: what runs its tasks, and its capacity."""
+    """An agent: what runs its tasks, its capacity, its budget and its
+    webhooks."""
 
     name: str
     kind: str  # "shell" or "headless"
@@ -179,6 +195,21 @@ class Agent:
     retry_max_backoff: Optional[str] = None
     resume: Optional[bool] = None
     resume_prompt: Optional[str] = None
+    # The budget (docs/budgets.md): a run's ceilings (max_cost_usd,
+    # max_tokens), and what all its runs may spend per calendar day and
+    # month, counted in budget_time_zone (absent: UTC); budget_overrun is
+    # what a run in flight does when a window is spent ("stop", the
+    # default, or "finish"). A submit once a window is spent raises
+    # BudgetSpent.
+    max_cost_usd: Optional[float] = None
+    max_tokens: Optional[int] = None
+    daily_cost_usd: Optional[float] = None
+    daily_tokens: Optional[int] = None
+    monthly_cost_usd: Optional[float] = None
+    monthly_tokens: Optional[int] = None
+    budget_time_zone: Optional[str] = None
+    budget_overrun: Optional[str] = None
+    webhooks: Optional[list[Webhook]] = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -218,6 +249,7 @@ class Execution:
     session_id: Optional[str] = None
     num_turns: Optional[int] = None
     cost_usd: Optional[float] = None
+    cost_estimated: Optional[bool] = None  # cost_usd was priced by corral: the agent reported none
     usage: Optional[dict[str, Any]] = None
     finalized_by: Optional[str] = None
     reset_at: Optional[datetime] = None
@@ -298,6 +330,57 @@ class Slots:
     capacity: int
     used: int
     slots: list[Slot] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class WindowSpend:
+    """What an agent's runs spent in one budget window: ``kind`` "daily"
+    or "monthly", ``key`` the window's name on every worker, ``start`` and
+    ``end`` its span (the next window opens at ``end``), its ceilings when
+    the agent sets them, and what was spent."""
+
+    kind: str
+    key: str
+    start: datetime
+    end: datetime
+    cost_usd: float
+    tokens: int
+    cost_limit_usd: Optional[float] = None
+    token_limit: Optional[int] = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class Spend:
+    """An agent's budget windows as they stand now (none when its budget
+    bounds no day or month)."""
+
+    agent: str
+    windows: list[WindowSpend] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class WebhookDelivery:
+    """One POST of an execution's event to a webhook, delivered at least
+    once: ``status`` "pending" (``next_at`` says when it is tried next),
+    "delivered" or "failed" (given up); ``last_status`` and
+    ``last_error`` the receiver's last answer. ``id`` is the
+    Corral-Delivery header of each of its attempts."""
+
+    id: str
+    agent: str
+    event: str
+    url: str
+    status: str
+    attempts: int
+    created_at: datetime
+    execution_id: Optional[str] = None
+    last_status: Optional[int] = None
+    last_error: Optional[str] = None
+    next_at: Optional[datetime] = None
+    delivered_at: Optional[datetime] = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
