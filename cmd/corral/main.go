@@ -25,6 +25,9 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func main() {
+	if invokedAsTimeout(os.Args[0]) {
+		os.Exit(gnuTimeout(os.Args[0], os.Args[1:]))
+	}
 	os.Exit(dispatch(os.Args[1:]))
 }
 

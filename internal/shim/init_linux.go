@@ -35,9 +35,12 @@ func runInit() int {
 	// command that signals it (under network host no Landlock scope keeps
 	// it from trying) gets nowhere. The signals are caught and dropped, not
 	// ignored: an ignored signal stays ignored across exec, and the command
-	// must get SIGTERM as it would anywhere else.
+	// must get SIGTERM as it would anywhere else. An init in corral's
+	// process group (Config.ShareGroup) gets the group's SIGTTIN and
+	// SIGTTOU when the command uses the terminal from the background, and
+	// must not stop for them: it reaps.
 	deaf := make(chan os.Signal, 8)
-	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGTTIN, unix.SIGTTOU)
 	go func() {
 		for range deaf {
 		}
@@ -205,7 +208,7 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 			Dir:   st.cfg.Dir,
 			Env:   st.cfg.Env,
 			Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
-			Sys:   &syscall.SysProcAttr{Setsid: true},
+			Sys:   &syscall.SysProcAttr{Setsid: !st.cfg.ShareGroup},
 		})
 		if f.err != nil {
 			f.stage = "start"
