@@ -56,6 +56,7 @@ func dispatch(args []string) int {
 		usage()
 		return 2
 	}
+	catchStraySignals(name)
 	return c.run(args[1:])
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -62,7 +63,7 @@ func (t *timeoutRun) run() int {
 		unix.Setpgid(0, 0)
 	}
 	sigs := catchTimeoutSignals(t.signal)
-	defer stopSignals(sigs)
+	defer signal.Stop(sigs)
 	if code, ok := t.start(); !ok {
 		return code
 	}

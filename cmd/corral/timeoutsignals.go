@@ -41,14 +41,18 @@ const (
 // catchTimeoutSignals catches, before the command starts, the signals
 // corral timeout acts on: those it forwards (see timeoutForwarded), the
 // job-control ones (TSTP, CONT, TTIN, TTOU), and term, the timeout's own
-// signal. A signal caught here is the default again in the command. INT
-// and HUP that this process was started with ignored (a shell's
-// background job) stay ignored, for the command too, as under GNU.
+// signal. A signal caught here is the default again in the command. One
+// this process was started with ignored (a shell's background job ignores
+// INT and QUIT; "trap '' PIPE") is neither caught nor forwarded, and stays
+// ignored for the command, as under GNU timeout; ALRM and term are caught
+// whatever.
 func catchTimeoutSignals(term syscall.Signal) chan os.Signal {
+	ignoredAtStart := startIgnoredFunc()
 	c := make(chan os.Signal, 32)
 	var list []os.Signal
 	for _, s := range timeoutForwarded() {
-		if (s == syscall.SIGINT || s == syscall.SIGHUP) && s != term && signal.Ignored(s) {
+		if s != unix.SIGALRM && s != term && ignoredAtStart(s.(syscall.Signal)) {
+			signal.Ignore(s) // the runtime's handler replaced it: ignored again, so the command inherits it
 			continue
 		}
 		list = append(list, s)
@@ -56,12 +60,32 @@ func catchTimeoutSignals(term syscall.Signal) chan os.Signal {
 	if term != 0 && term != syscall.SIGKILL && term != syscall.SIGSTOP {
 		list = append(list, term)
 	}
-	list = append(list, unix.SIGTSTP, unix.SIGCONT, unix.SIGTTIN, unix.SIGTTOU)
+	list = append(list, unix.SIGCONT, unix.SIGTTIN, unix.SIGTTOU)
+	if ignoredAtStart(unix.SIGTSTP) {
+		signal.Ignore(unix.SIGTSTP)
+	} else {
+		list = append(list, unix.SIGTSTP)
+	}
+	if ignoredAtStart(unix.SIGWINCH) {
+		signal.Ignore(unix.SIGWINCH)
+	}
 	signal.Notify(c, list...)
 	return c
 }
 
-func stopSignals(c chan os.Signal) { signal.Stop(c) }
+// startIgnoredFunc reports the signals this process was started with
+// ignored: SIGHUP and SIGINT as the runtime kept them, the others as
+// startIgnored reads them (none, where it cannot).
+func startIgnoredFunc() func(syscall.Signal) bool {
+	ign, _ := startIgnored()
+	return func(s syscall.Signal) bool {
+		if s == syscall.SIGINT || s == syscall.SIGHUP {
+			return signal.Ignored(s)
+		}
+		return int(s) < len(ign) && ign[s]
+	}
+}
+
 
 // onSignal acts on a signal this process got. TTIN and TTOU, which the
 // terminal sends the group when the command uses it from the background,
