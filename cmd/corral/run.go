@@ -61,16 +61,16 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // runFlags are corral run's flags.
 type runFlags struct {
-	fs                                                         *flag.FlagSet
-	timeout, drain                                             *time.Duration
-	grace                                                      func() time.Duration
-	maxOutput, pidsMax                                         *int
-	memoryMax                                                  *int64
+	fs                                                        *flag.FlagSet
+	timeout, drain                                            *time.Duration
+	grace                                                     func() time.Duration
+	maxOutput, pidsMax                                        *int
+	memoryMax                                                 *int64
 	leftovers, envMode, containment, runAs, stopSig, spillDir *string
-	stdin                                                      *string
-	asJSON                                                     *bool
-	allowEnv, setEnv                                           stringList
-	sbf                                                        *sandboxFlags
+	stdin                                                     *string
+	asJSON                                                    *bool
+	allowEnv, setEnv                                          stringList
+	sbf                                                       *sandboxFlags
 }
 
 func newRunFlags() *runFlags {

@@ -43,7 +43,7 @@ const (
 // job-control ones (TSTP, CONT, TTIN, TTOU), and term, the timeout's own
 // signal. A signal caught here is the default again in the command. One
 // this process was started with ignored (a shell's background job ignores
-// INT and QUIT; "trap '' PIPE") is neither caught nor forwarded, and stays
+// INT and QUIT; "trap ” PIPE") is neither caught nor forwarded, and stays
 // ignored for the command, as under GNU timeout; ALRM and term are caught
 // whatever.
 func catchTimeoutSignals(term syscall.Signal) chan os.Signal {
@@ -85,7 +85,6 @@ func startIgnoredFunc() func(syscall.Signal) bool {
 		return int(s) < len(ign) && ign[s]
 	}
 }
-
 
 // onSignal acts on a signal this process got. TTIN and TTOU, which the
 // terminal sends the group when the command uses it from the background,
