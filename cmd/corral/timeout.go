@@ -106,7 +106,7 @@ func (t *timeoutRun) spec(path string, args []string) *proc.Spec {
 	return &proc.Spec{
 		Path:       path,
 		Args:       args,
-		Stdio:      &[3]*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Stdio:      timeoutStdio(),
 		ShareGroup: true,
 		Leftovers:  t.leftovers,
 		StopSignal: stop,
@@ -167,7 +167,7 @@ func (t *timeoutRun) send(sig syscall.Signal) {
 	if t.verbose {
 		fmt.Fprintf(os.Stderr, "%s: sending signal %s to command %s\n", t.prog, gnuSignalName(sig), gnuQuote(t.command[0]))
 	}
-	if _, err := t.p.SignalTree(sig); errors.Is(err, os.ErrProcessDone) && t.timedOut {
+	if err := t.signalTree(sig); errors.Is(err, os.ErrProcessDone) && t.timedOut {
 		// The command is gone and its leftovers are being waited for
 		// (--leftovers wait): the timeout ends them.
 		t.p.Stop()
@@ -190,8 +190,8 @@ func (t *timeoutRun) status() int {
 			// Die as the command did, so that the caller sees the signal.
 			dieBySignal(res.Signal)
 		}
-		if res.Signal == syscall.SIGKILL {
-			t.preserve = true // 137 tells a kill from a timeout
+		if tellsKillFromTimeout(res.Signal) {
+			t.preserve = true
 		}
 		code = 128 + int(res.Signal)
 	case code < 0:

@@ -102,7 +102,7 @@ func (t *timeoutRun) onSignal(s syscall.Signal) {
 	case unix.SIGALRM:
 		t.expire()
 	default:
-		t.send(s)
+		t.forward(s)
 	}
 }
 
