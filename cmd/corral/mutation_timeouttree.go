@@ -2,7 +2,8 @@
 
 // Mutant: at the timeout corral timeout signals the command alone, as GNU does, not its tree.
 // Guarantee: 2. nothing left behind (corral timeout: the whole tree at the timeout)
-// Caught: ./cmd/corral TestTimeoutKillsSetsidEscapeeAtTheTimeout
+// Caught: ./cmd/corral TestTimeoutKillsSetsidEscapeeAtTheTimeout/cgroup
+// Caught: ./cmd/corral TestTimeoutKillsSetsidEscapeeAtTheTimeout/subreaper
 
 package main
 

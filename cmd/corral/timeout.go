@@ -32,15 +32,16 @@ func invokedAsTimeout(argv0 string) bool { return filepath.Base(argv0) == "timeo
 
 // timeoutRun is one run of corral timeout.
 type timeoutRun struct {
-	prog       string // the name its messages are signed with
-	duration   time.Duration
-	killAfter  time.Duration // 0: no SIGKILL
-	signal     syscall.Signal
-	foreground bool
-	preserve   bool
-	verbose    bool
-	leftovers  corral.Leftovers
-	command    []string
+	prog        string // the name its messages are signed with
+	duration    time.Duration
+	killAfter   time.Duration // 0: no SIGKILL
+	signal      syscall.Signal
+	foreground  bool
+	preserve    bool
+	verbose     bool
+	leftovers   corral.Leftovers
+	containment corral.Containment
+	command     []string
 
 	p        *proc.Process
 	timer    *time.Timer
@@ -104,14 +105,15 @@ func (t *timeoutRun) spec(path string, args []string) *proc.Spec {
 		grace = proc.DefaultGrace
 	}
 	return &proc.Spec{
-		Path:       path,
-		Args:       args,
-		Stdio:      timeoutStdio(),
-		ShareGroup: true,
-		Leftovers:  t.leftovers,
-		StopSignal: stop,
-		Grace:      grace,
-		Label:      "timeout",
+		Path:        path,
+		Args:        args,
+		Stdio:       timeoutStdio(),
+		ShareGroup:  true,
+		Leftovers:   t.leftovers,
+		Containment: t.containment,
+		StopSignal:  stop,
+		Grace:       grace,
+		Label:       "timeout",
 	}
 }
 

@@ -18,6 +18,7 @@ var timeoutOptions = []gnuOption{
 	{'s', "signal", true},
 	{'v', "verbose", false},
 	{0, "leftovers", true},
+	{0, "containment", true},
 	{0, "help", false},
 	{0, "version", false},
 }
@@ -88,6 +89,12 @@ func (t *timeoutRun) set(o *gnuOption, arg string) error {
 			return fmt.Errorf("%s: %s: invalid signal", t.prog, gnuQuote(arg))
 		}
 		t.signal = sig
+	case "containment":
+		c, err := corral.ParseContainment(arg)
+		if err != nil {
+			return fmt.Errorf("%s: --containment: %v", t.prog, err)
+		}
+		t.containment = c
 	case "leftovers":
 		l, err := corral.ParseLeftovers(arg)
 		if err != nil {
@@ -123,6 +130,9 @@ Mandatory arguments to long options are mandatory for short options too.
          kill (the default: they are signalled, then killed after the
          -k delay or 2 s), wait (for them, within DURATION), or detach
          (leave them running, as GNU timeout does)
+      --containment=TIER
+         what holds the tree: auto (the default: a cgroup where corral may
+         make one, an init process otherwise), cgroup or subreaper
       --help        display this help and exit
       --version     output version information and exit
 
