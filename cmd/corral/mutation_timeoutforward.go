@@ -1,4 +1,4 @@
-//go:build unix && mutation_timeoutforward
+//go:build mutation_timeoutforward
 
 // Mutant: corral timeout drops the signals it gets instead of passing them on.
 // Guarantee: corral timeout: signals sent to timeout reach the command as themselves
@@ -11,3 +11,5 @@ import "syscall"
 // forward, mutated for the CI's mutation step (.ci/mutations): the signal
 // is dropped. Built only with the tag mutation_timeoutforward.
 func (t *timeoutRun) forward(syscall.Signal) {}
+
+func init() { mutationTags = append(mutationTags, "mutation_timeoutforward") }

@@ -1,4 +1,4 @@
-//go:build unix && mutation_timeoutstdin
+//go:build mutation_timeoutstdin
 
 // Mutant: corral timeout's command reads the null device, not the caller's stdin.
 // Guarantee: 5. no inherited surprises (stdin as asked: timeout passes its own)
@@ -11,3 +11,5 @@ import "os"
 // timeoutStdio, mutated for the CI's mutation step (.ci/mutations): stdin
 // is not passed through. Built only with the tag mutation_timeoutstdin.
 func timeoutStdio() *[3]*os.File { return &[3]*os.File{nil, os.Stdout, os.Stderr} }
+
+func init() { mutationTags = append(mutationTags, "mutation_timeoutstdin") }
