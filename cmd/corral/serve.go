@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
@@ -292,7 +291,7 @@ func serveMain(args []string) int {
 			return fail(err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	st, dbKind, err := s.openStore(ctx)
 	if err != nil {

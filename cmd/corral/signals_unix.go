@@ -34,29 +34,6 @@ import (
 // ignored one would stay ignored there, so none is ignored (signal.Ignore)
 // on corral's behalf.
 
-// straySignals are caught by every subcommand but timeout, which decides
-// each signal itself.
-var straySignals = []os.Signal{unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM}
-
-// serverCommands also drop SIGPIPE: a closed stderr must not end a service.
-var serverCommands = map[string]bool{"serve": true, "mcp": true, "shell": true}
-
-// catchStraySignals catches, for the life of the process, the signals
-// that no handler of command name takes, so that none of them ends it
-// with a stack dump.
-func catchStraySignals(name string) {
-	if name == "timeout" {
-		return
-	}
-	list := straySignals
-	if serverCommands[name] {
-		list = append(list[:len(list):len(list)], unix.SIGPIPE)
-	}
-	// Never read: the runtime drops a signal for a full channel rather
-	// than block, so each is caught and dropped, with no goroutine.
-	signal.Notify(make(chan os.Signal, 1), list...)
-}
-
 // stopSignals are the signals that end a command.
 var stopSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP}
 
@@ -96,3 +73,8 @@ func (t *treeSignals) follow(p *proc.Process) os.Signal {
 		}
 	}
 }
+
+// holdSignals are dropped by corral headless (see runHeadlessTurn).
+var holdSignals = []os.Signal{unix.SIGTSTP}
+
+func isHoldSignal(s os.Signal) bool { return s == unix.SIGTSTP }
