@@ -22,6 +22,8 @@ import (
 func timeoutCommand(tag string, args ...string) *exec.Cmd {
 	cmd := exec.Command(corralBin, append([]string{"timeout"}, args...)...)
 	cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
+	// A leftover that holds the output pipe must fail the test, not hang it.
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
