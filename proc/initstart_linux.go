@@ -50,7 +50,8 @@ type initAttr struct {
 // for an enclosure, when ia.holder), one of the enclosure's, or an idle one
 // of a plain run before; and waits for the command to run.
 func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
-	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy, ShareGroup: a.shareGroup}
+	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy, ShareGroup: a.shareGroup,
+		Ignore: ignoredSignals()}
 	if ia.encl != nil {
 		cfg.Policy, cfg.Confined = nil, true
 	}
