@@ -5,8 +5,9 @@
 // started from here (fork, exec, wait) and timed from the fork to the
 // reaped exit, the runs interleaved so that a change of load hits them all
 // alike, and the medians compared. `corral --version` and `corral run
-// --timeout 10s -- /bin/true` are measured beside them, for the share of
-// the binary's own start.
+// --timeout 10s -- /bin/true` are measured beside them, with the start of
+// corral's guardian alone (which corral timeout forks on the cgroup tier)
+// and a Go hello world: the shares of the binary's own start.
 //
 //	go run ./bench/timeout                 # builds corral, 150 runs of each
 //	go run ./bench/timeout -n 300 -corral ./corral
@@ -28,6 +29,7 @@ import (
 type runner struct {
 	name string
 	argv []string
+	env  []string // added to this program's environment
 	wall []time.Duration
 }
 
@@ -52,24 +54,28 @@ func main() {
 	check(os.Symlink(corral, link))
 	gnu, err := exec.LookPath("timeout")
 	check(err)
+	hello := buildHello(dir)
+	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir, "CORRAL_SHIM_LEAF_PREFIX=none."}
 	runners := pick([]*runner{
 		{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}},
 		{name: "corral timeout 10 /bin/true", argv: []string{corral, "timeout", "10", "/bin/true"}},
 		{name: "timeout (symlink to corral) 10 /bin/true", argv: []string{link, "10", "/bin/true"}},
 		{name: "corral --version", argv: []string{corral, "--version"}},
 		{name: "corral run --timeout 10s -- /bin/true", argv: []string{corral, "run", "--timeout", "10s", "--", "/bin/true"}},
+		{name: "corral's guardian alone (its start, then exit)", argv: []string{corral}, env: guardian},
+		{name: "a Go hello world", argv: []string{hello}},
 	}, *only)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	check(err)
 	for _, r := range runners { // warm the page cache
 		for range 5 {
-			_, err := runOnce(r.argv, null)
+			_, err := runOnce(r, null)
 			check(err)
 		}
 	}
 	for range *n {
 		for _, r := range runners {
-			d, err := runOnce(r.argv, null)
+			d, err := runOnce(r, null)
 			check(err)
 			r.wall = append(r.wall, d)
 		}
@@ -85,12 +91,13 @@ func main() {
 	}
 }
 
-// runOnce starts argv with stdio on the null device and returns the time
-// from the fork to its reaped exit; a non-zero exit is an error.
-func runOnce(argv []string, null *os.File) (time.Duration, error) {
+// runOnce starts r's command with stdio on the null device and returns the
+// time from the fork to its reaped exit; a non-zero exit is an error.
+func runOnce(r *runner, null *os.File) (time.Duration, error) {
+	argv := r.argv
 	start := time.Now()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
+		Env:   append(os.Environ(), r.env...),
 		Files: []uintptr{null.Fd(), null.Fd(), null.Fd()},
 	})
 	if err != nil {
@@ -108,6 +115,19 @@ func runOnce(argv []string, null *os.File) (time.Duration, error) {
 		err = fmt.Errorf("%s: %v", strings.Join(argv, " "), ws)
 	}
 	return d, err
+}
+
+// buildHello builds the smallest Go program, the floor of any Go start.
+func buildHello(dir string) string {
+	src := filepath.Join(dir, "hello")
+	check(os.MkdirAll(src, 0o755))
+	check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
+	bin := filepath.Join(dir, "hello-bin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = src, os.Stderr
+	check(build.Run())
+	return bin
 }
 
 func pick(all []*runner, only string) []*runner {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -44,6 +43,7 @@ type timeoutRun struct {
 	command     []string
 
 	p        *proc.Process
+	sigs     *timeoutSignals
 	timer    *time.Timer
 	timedOut bool
 }
@@ -63,13 +63,13 @@ func (t *timeoutRun) run() int {
 		// unless the shell made this group the terminal's (a prompt does).
 		unix.Setpgid(0, 0)
 	}
-	sigs := catchTimeoutSignals(t.signal)
-	defer signal.Stop(sigs)
+	t.sigs = catchTimeoutSignals(t.signal)
 	if code, ok := t.start(); !ok {
 		return code
 	}
+	t.sigs.catchRest()
 	t.arm(t.duration)
-	t.wait(sigs)
+	t.wait(t.sigs.c)
 	return t.status()
 }
 
@@ -190,6 +190,7 @@ func (t *timeoutRun) status() int {
 	case res.Signal != 0:
 		if !t.timedOut {
 			// Die as the command did, so that the caller sees the signal.
+			t.sigs.settle()
 			dieBySignal(res.Signal)
 		}
 		if tellsKillFromTimeout(res.Signal) {
