@@ -23,7 +23,14 @@ func init() {
 
 // timeoutCmd is "corral timeout": its messages are signed "timeout", as
 // GNU's are, so that scripts and tests that read them see the same lines.
-func timeoutCmd(args []string) int { return gnuTimeout("timeout", args) }
+// "corral help timeout" asks with -h, which GNU's command line refuses:
+// alone, it is --help here.
+func timeoutCmd(args []string) int {
+	if len(args) == 1 && args[0] == "-h" {
+		args = []string{"--help"}
+	}
+	return gnuTimeout("timeout", args)
+}
 
 // invokedAsTimeout reports whether this program runs under the name
 // timeout (a symlink to corral), which makes it "corral timeout".
