@@ -59,6 +59,8 @@ type spawnAttr struct {
 
 	sandbox   corral.Sandbox
 	enclosure *Enclosure
+
+	shareGroup bool // Spec.ShareGroup
 }
 
 // bindingReporter is a child that knows what ends its tree if the

@@ -60,6 +60,9 @@ func spawn(a *spawnAttr) (child, error) {
 	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.enclosure == nil {
 		return nil, fmt.Errorf("%w: the pidns tier holds sandboxed runs only", ErrTierUnavailable)
 	}
+	if err := checkShareGroup(a, tier); err != nil {
+		return nil, err
+	}
 	switch {
 	case a.enclosure != nil:
 		return spawnInEnclosure(a)
@@ -154,7 +157,7 @@ func sandboxStartError(err error) error {
 func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, error) {
 	var err error
 	c := &linuxChild{tier: tier, why: why, exit: make(chan struct{})}
-	sys := &syscall.SysProcAttr{Setsid: true}
+	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup}
 	pidfd := -1
 	sys.PidFD = &pidfd
 	if a.cred != nil {
@@ -413,7 +416,7 @@ func dyingState(pid int, stuck *[]stuckProc, others *int) {
 
 func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
 	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+	if followWithCont(sig) {
 		c.tree.signal(unix.SIGCONT)
 	}
 	return keys

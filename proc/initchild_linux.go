@@ -141,7 +141,7 @@ func (c *initChild) signalMain(sig syscall.Signal) error { return pidfdSignal(c.
 
 func (c *initChild) signalTree(sig syscall.Signal) []procKey {
 	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+	if followWithCont(sig) {
 		c.tree.signal(unix.SIGCONT)
 	}
 	return keys

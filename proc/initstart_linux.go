@@ -50,7 +50,8 @@ type initAttr struct {
 // for an enclosure, when ia.holder), one of the enclosure's, or an idle one
 // of a plain run before; and waits for the command to run.
 func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
-	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy}
+	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy, ShareGroup: a.shareGroup,
+		Ignore: ignoredSignals()}
 	if ia.encl != nil {
 		cfg.Policy, cfg.Confined = nil, true
 	}
@@ -79,7 +80,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	if ia.holder {
 		files = []*os.File{cfgFile}
 	}
-	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil
+	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
 	key := credKey(a.cred)
 	for {
 		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
@@ -150,7 +151,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		role = shim.RoleHolder
 	}
 	pidfd := -1
-	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
+	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup, PidFD: &pidfd}
 	if a.cred != nil {
 		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
 		if sys.Credential.Groups == nil {

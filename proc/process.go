@@ -64,6 +64,11 @@ type Process struct {
 	stop    sync.Once
 	done    chan struct{}
 
+	// tree is held while the tree is signalled from outside the
+	// supervising goroutine (SignalTree, KillTree), and by finish while it
+	// releases the tree, so that a released tree is never signalled.
+	tree sync.Mutex
+
 	mu     sync.Mutex
 	killed map[procKey]struct{}
 	res    Result
@@ -124,7 +129,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 			f.Close()
 		}
 	}()
-	stdin, owned, copyStdin, err := openStdin(spec.Stdin)
+	stdin, owned, copyStdin, err := openStdin(spec.stdin())
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +168,8 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 
 		sandbox:   spec.Sandbox,
 		enclosure: spec.Enclosure,
+
+		shareGroup: spec.ShareGroup,
 	})
 	if err != nil {
 		p.closeStreams()
@@ -482,7 +489,9 @@ func (p *Process) drain(deadline time.Time) {
 
 func (p *Process) finish() {
 	p.res.Duration = time.Since(p.start)
+	p.tree.Lock()
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
+	p.tree.Unlock()
 	if err != nil {
 		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
 	}

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"io"
+	"os"
 	"syscall"
 	"time"
 
@@ -120,6 +121,27 @@ type Spec struct {
 	// Enclosure, if set, runs the command inside a sandbox it shares with
 	// other runs (see NewEnclosure). Sandbox must then be zero.
 	Enclosure *Enclosure
+
+	// Stdio, if set, is given to the command as its standard input, output
+	// and error as they are, the way a shell starts a command: no pipe sits
+	// in between, so the two streams keep their order, a terminal is seen
+	// as a terminal and nothing is copied. Nothing is captured or drained:
+	// Result.Stdout and Result.Stderr are empty, and Stdin, Stdout, Stderr,
+	// SpillDir and Drain are not used. A nil entry is the null device. The
+	// files stay the caller's: Start does not close them.
+	Stdio *[3]*os.File
+
+	// ShareGroup runs the command in the supervisor's session and process
+	// group, as a shell runs a job, instead of a session of its own: it
+	// keeps the controlling terminal, may read it while the group is the
+	// terminal's foreground group, and the terminal's signals (Ctrl-C,
+	// Ctrl-Z) reach it as they reach the supervisor. On Linux the cgroup
+	// tier holds the tree or, without one, an init in the same group (the
+	// process-group tier cannot: the group is the supervisor's own, and
+	// Start fails with ErrTierUnavailable); a sandbox cannot share the
+	// group. On macOS and the BSDs the command leads a group of its own in
+	// the supervisor's session. Windows has no such thing and ignores it.
+	ShareGroup bool
 }
 
 // Credential names the user and groups to run a command as.

@@ -29,6 +29,9 @@ const (
 // newStream makes the pipe for stream i (0 stdout, 1 stderr) and returns the
 // end to hand to the child.
 func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
+	if spec.Stdio != nil {
+		return passStream(spec, spec.Stdio[i+1])
+	}
 	r, cw, err := outputPipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("proc: creating pipe: %w", err)

@@ -25,6 +25,9 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func main() {
+	if invokedAsTimeout(os.Args[0]) {
+		os.Exit(gnuTimeout(os.Args[0], os.Args[1:]))
+	}
 	os.Exit(dispatch(os.Args[1:]))
 }
 
@@ -53,6 +56,7 @@ func dispatch(args []string) int {
 		usage()
 		return 2
 	}
+	catchStraySignals(name)
 	return c.run(args[1:])
 }
 

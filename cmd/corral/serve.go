@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
@@ -310,7 +309,7 @@ func serveMain(args []string) int {
 	// The first SIGINT or SIGTERM asks for a graceful stop (ctx), a second
 	// one stops the runs at once (serve).
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

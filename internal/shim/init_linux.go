@@ -30,14 +30,40 @@ type initState struct {
 	mech  []string
 }
 
+// deaf catches the signals an init drops (see runInit).
+var deaf = make(chan os.Signal, 8)
+
+var deafSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGTTIN, unix.SIGTTOU}
+
+// ignoreForCommand makes the command about to be forked inherit the
+// signals corral ignores (Config.Ignore), as a child of corral itself
+// would: ignored here until the fork, then caught again, so that an idle
+// init's next run starts as the first did.
+func ignoreForCommand(sigs []int) (restore func()) {
+	if len(sigs) == 0 {
+		return func() {}
+	}
+	list := make([]os.Signal, len(sigs))
+	for i, s := range sigs {
+		list[i] = syscall.Signal(s)
+	}
+	signal.Ignore(list...)
+	return func() {
+		signal.Reset(list...)
+		signal.Notify(deaf, deafSignals...)
+	}
+}
+
 func runInit() int {
 	// Only corral ends an init: through its control socket, or SIGKILL. A
 	// command that signals it (under network host no Landlock scope keeps
 	// it from trying) gets nowhere. The signals are caught and dropped, not
 	// ignored: an ignored signal stays ignored across exec, and the command
-	// must get SIGTERM as it would anywhere else.
-	deaf := make(chan os.Signal, 8)
-	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	// must get SIGTERM as it would anywhere else. An init in corral's
+	// process group (Config.ShareGroup) gets the group's SIGTTIN and
+	// SIGTTOU when the command uses the terminal from the background, and
+	// must not stop for them: it reaps.
+	signal.Notify(deaf, deafSignals...)
 	go func() {
 		for range deaf {
 		}
@@ -205,13 +231,15 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 			Dir:   st.cfg.Dir,
 			Env:   st.cfg.Env,
 			Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
-			Sys:   &syscall.SysProcAttr{Setsid: true},
+			Sys:   &syscall.SysProcAttr{Setsid: !st.cfg.ShareGroup},
 		})
 		if f.err != nil {
 			f.stage = "start"
 		}
 	}
 	var c forked
+	restore := ignoreForCommand(st.cfg.Ignore)
+	defer restore()
 	if st.cfg.Policy != nil && !st.cfg.Confined {
 		c = st.confinedThread(fork)
 	} else {
