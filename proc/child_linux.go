@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -50,6 +51,19 @@ type tree interface {
 	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
 	cgroupPath() string
+}
+
+func init() {
+	// What corral started and no run of this process owns is this
+	// process's to reap, and nobody else's: a shim (the guardian, an init
+	// handed to the reaper, the idle inits of a corral process that exited
+	// below this one) and a process that exited in a run's cgroup leaf (the
+	// tree of a supervisor that was killed below this one, which its
+	// guardian killed). Both come here as orphans when their supervisor was
+	// started by other code of this program, outside any run.
+	reaper.Inherit(func(z *reaper.Zombie) bool {
+		return z.Comm == shim.Comm || cgroup.IsRunLeaf(z.Cgroup()) || isGuardian(z)
+	})
 }
 
 func spawn(a *spawnAttr) (child, error) {
@@ -538,17 +552,18 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	case <-c.exit:
 	default:
 		// The main process survived SIGKILL (stuck in the kernel): do not
-		// block on it. The reaper takes it whenever it finally exits.
-		reaper.Disown(c.pid)
+		// block on it. The reaper takes it whenever it finally exits
+		// (claimed before it is disowned).
 		if c.pidfd != nil {
 			c.pidfd.Close()
 		}
-		pid := c.pid
+		pid, start := c.pid, c.start()
 		claim := c.tree.claim
-		reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid || claim(z) }, func() bool {
-			_, err := procfs.ReadStat(pid)
-			return err != nil
+		reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid && z.Start == start || claim(z) }, func() bool {
+			st, err := procfs.ReadStat(pid)
+			return err != nil || st.Start != start
 		})
+		reaper.Disown(c.pid)
 		if kept := c.tree.release(true); kept != nil {
 			reaper.RegisterUntil(c.tree.claim, kept)
 		}
@@ -606,11 +621,14 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 }
 
 // guardian is the one guardian of this process's cgroup leaves, started
-// with the first of them.
+// with the first of them. Nobody waits for it: if it dies, the reaper
+// takes it, known by its pid and start time (it may die before it could
+// name itself a shim).
 var guardian struct {
 	once sync.Once
 	g    *shim.Guardian
 	err  error
+	key  atomic.Pointer[procKey]
 }
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
@@ -618,9 +636,19 @@ func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 		guardian.g, guardian.err = shim.StartGuardian(root.Dir, cgroup.OwnerPrefix())
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
+			return
+		}
+		// Read at once: it is not reaped before it dies.
+		if st, err := procfs.ReadStat(guardian.g.Pid()); err == nil {
+			guardian.key.Store(&procKey{pid: st.Pid, start: st.Start})
 		}
 	})
 	return guardian.g, guardian.err
+}
+
+func isGuardian(z *reaper.Zombie) bool {
+	k := guardian.key.Load()
+	return k != nil && z.Pid == k.pid && z.Start == k.start
 }
 
 // settle reaps the tree's last orphans. A process leaves its cgroup, and

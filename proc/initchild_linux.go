@@ -94,6 +94,22 @@ func (c *initChild) exitedNow() bool {
 	}
 }
 
+// pidfdExited reports, without waiting, whether the process of the pidfd
+// has exited (or the pidfd is unusable).
+func pidfdExited(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	exited := true
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		exited = err == nil && n > 0
+	})
+	return exited
+}
+
 // waitPidfd blocks until the process of the pidfd has exited.
 // f must be non-blocking (in the poller), or closed to end the wait.
 func waitPidfd(f *os.File) {
