@@ -25,16 +25,17 @@ import (
 // linuxChild is a main process started with a pidfd, in a session of its
 // own, held by one of the Linux tiers.
 type linuxChild struct {
-	pid    int
-	tid    int           // the thread that forked the main process; its orphans go there
-	empty  bool          // the main process exited and nothing of the tree is left
-	start  func() uint64 // start time of the main process, read on first use
-	pidfd  *os.File      // pollable; readable once the process exits
-	exit   chan struct{}
-	tree   tree
-	tier   corral.Containment
-	why    string
-	limits string
+	pid     int
+	tid     int           // the thread that forked the main process; its orphans go there
+	empty   bool          // the main process exited and nothing of the tree is left
+	settled time.Duration // how long finish waited for the tree's last orphans
+	start   func() uint64 // start time of the main process, read on first use
+	pidfd   *os.File      // pollable; readable once the process exits
+	exit    chan struct{}
+	tree    tree
+	tier    corral.Containment
+	why     string
+	limits  string
 
 	unclaim func()
 
@@ -45,8 +46,7 @@ type linuxChild struct {
 // tree is one Linux containment tier.
 type tree interface {
 	members() []procKey // live processes of the tree, main included while alive
-	signal(sig unix.Signal) []procKey
-	signalMember(k procKey, sig unix.Signal) error
+	signalMember(k procKey, sigs ...unix.Signal) error
 	kill() []procKey
 	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
@@ -376,6 +376,10 @@ func (c *linuxChild) handle() Handle {
 
 func (c *linuxChild) note() string { return c.why }
 
+func (c *linuxChild) exitFile() *os.File { return c.pidfd }
+
+func (c *linuxChild) othersWait() time.Duration { return c.settled }
+
 func (c *linuxChild) binding() (string, string) {
 	if c.guardian != nil {
 		return BindingGuardian, ""
@@ -425,19 +429,13 @@ func dyingState(pid int, stuck *[]stuckProc, others *int) {
 	}
 }
 
-func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
-	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		c.tree.signal(unix.SIGCONT)
-	}
-	return keys
-}
-
 func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	return signalLate(c.tree, sig, sent)
 }
 
-func (c *linuxChild) images() map[procKey]sentProc { return images(c.tree) }
+func (c *linuxChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return stopTree(c.tree, sig)
+}
 
 // signalLate sends sig to the members of t that joined the tree since the
 // first signal, and to those that run another program than when they got
@@ -456,7 +454,7 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 		was, ok := sent[k]
 		if ok {
 			if wall := time.Since(was.at); wall >= execWindow {
-				starved := max(procfs.RunWait(k.pid)-was.wait, stall-was.stall)
+				starved := max(ownWait(k.pid, stall)-was.wait, stall-was.stall)
 				if wall-starved >= execWindow {
 					continue
 				}
@@ -466,36 +464,70 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 		if ok && was.image == now {
 			continue
 		}
-		if t.signalMember(k, sig) == nil {
-			sent[k] = sentProc{image: now, at: time.Now(), wait: procfs.RunWait(k.pid), stall: stall}
+		if t.signalMember(k, withCont(sig)...) == nil {
+			sent[k] = sentProc{image: now, at: time.Now(), wait: ownWait(k.pid, stall), stall: stall}
 			out = append(out, k)
-		}
-	}
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		for _, k := range out {
-			t.signalMember(k, unix.SIGCONT)
 		}
 	}
 	return out
 }
 
-// images returns the members of t with the program each runs and how
-// long each has waited for a CPU so far.
-func images(t tree) map[procKey]sentProc {
-	m := map[procKey]sentProc{}
+// stopTree sends sig, and SIGCONT after it, to every live member of t, in
+// one walk, having noted first the program each runs and how long each
+// has waited for a CPU so far (for signalLate): a process that executes
+// another program after its signal must be found to have done so. A tree
+// of a process group is then signalled as a group too, which no fork can
+// race.
+func stopTree(t tree, sig unix.Signal) (map[procKey]sentProc, []procKey) {
+	sent := map[procKey]sentProc{}
+	var out []procKey
 	at, stall := time.Now(), procfs.CPUStall()
 	for _, k := range t.members() {
-		m[k] = sentProc{image: image(k.pid), at: at, wait: procfs.RunWait(k.pid), stall: stall}
+		sp := sentProc{image: image(k.pid), at: at, wait: ownWait(k.pid, stall), stall: stall}
+		if t.signalMember(k, withCont(sig)...) == nil {
+			sent[k] = sp
+			out = append(out, k)
+		}
 	}
-	return m
+	if g, ok := t.(groupTree); ok {
+		for _, s := range withCont(sig) {
+			g.signalGroup(s)
+		}
+	}
+	return sent, out
 }
 
-// image names the program pid runs: its executable and its name, which
-// both change when it executes another program.
+// groupTree is a tree that is a process group, which can be signalled as
+// a whole.
+type groupTree interface {
+	signalGroup(sig unix.Signal)
+}
+
+// withCont returns sig followed by SIGCONT, so that a stopped process acts
+// on it; SIGKILL and SIGCONT alone.
+func withCont(sig unix.Signal) []unix.Signal {
+	if sig == unix.SIGKILL || sig == unix.SIGCONT {
+		return []unix.Signal{sig}
+	}
+	return []unix.Signal{sig, unix.SIGCONT}
+}
+
+// image names the program pid runs: its executable, which changes when it
+// executes another program. (Its name changes with it; a program that
+// executes itself again is not another program.)
 func image(pid int) string {
 	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	st, _ := procfs.ReadStat(pid)
-	return exe + "\x00" + st.Comm
+	return exe
+}
+
+// ownWait returns how long pid has waited for a CPU in its life, where
+// the machine's CPU stall time (stall, never less) is not kept; 0
+// otherwise, so that a tree's thousand processes cost no read each.
+func ownWait(pid int, stall time.Duration) time.Duration {
+	if stall > 0 {
+		return 0
+	}
+	return procfs.RunWait(pid)
 }
 
 func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
@@ -685,7 +717,9 @@ func (c *linuxChild) settle(kids []int, deadline time.Time) (pending bool) {
 		if !pending || !time.Now().Before(deadline) {
 			return pending
 		}
+		slept := time.Now()
 		time.Sleep(time.Millisecond)
+		c.settled += time.Since(slept) // the orphans' time, not corral's
 		kids = reaper.Orphans()
 	}
 }

@@ -22,14 +22,14 @@ func newFakeChild(state func(time.Duration) ([]stuckProc, int)) *fakeChild {
 	return &fakeChild{exit: make(chan struct{}), state: state, started: time.Now()}
 }
 
-func (c *fakeChild) handle() Handle                      { return Handle{} }
-func (c *fakeChild) note() string                        { return "" }
-func (c *fakeChild) limitsNote() string                  { return "" }
-func (c *fakeChild) exited() <-chan struct{}             { return c.exit }
-func (c *fakeChild) signalMain(syscall.Signal) error     { return nil }
-func (c *fakeChild) signalTree(syscall.Signal) []procKey { return nil }
-func (c *fakeChild) killTree() []procKey                 { return nil }
-func (c *fakeChild) images() map[procKey]sentProc        { return nil }
+func (c *fakeChild) handle() Handle                  { return Handle{} }
+func (c *fakeChild) note() string                    { return "" }
+func (c *fakeChild) limitsNote() string              { return "" }
+func (c *fakeChild) exited() <-chan struct{}         { return c.exit }
+func (c *fakeChild) signalMain(syscall.Signal) error { return nil }
+func (c *fakeChild) killTree() []procKey             { return nil }
+
+func (c *fakeChild) stopTree(syscall.Signal) (map[procKey]sentProc, []procKey) { return nil, nil }
 
 func (c *fakeChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 func (c *fakeChild) finish(bool) (exitStatus, error)                           { return exitStatus{}, nil }

@@ -113,6 +113,7 @@ func TestRunHoldsTheDeadlineAndLeavesNothing(t *testing.T) {
 					if elapsed > bound {
 						t.Errorf("returned after %v, bound %v (%v of it CPU starvation)", elapsed, bound, clock.Waited())
 					}
+					assertOwnBounds(t, res, grace)
 					if res.Containment != tier {
 						t.Errorf("containment %q, want %q", res.Containment, tier)
 					}

@@ -150,22 +150,17 @@ func (c *initChild) cgroupPath() string {
 }
 
 func (c *initChild) note() string            { return c.why }
+func (c *initChild) exitFile() *os.File      { return c.pidfd }
 func (c *initChild) limitsNote() string      { return c.limits }
 func (c *initChild) exited() <-chan struct{} { return c.exit }
 
 func (c *initChild) signalMain(sig syscall.Signal) error { return pidfdSignal(c.pidfd, sig) }
 
-func (c *initChild) signalTree(sig syscall.Signal) []procKey {
-	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		c.tree.signal(unix.SIGCONT)
-	}
-	return keys
-}
-
 func (c *initChild) killTree() []procKey { return c.tree.kill() }
 
-func (c *initChild) images() map[procKey]sentProc { return images(c.tree) }
+func (c *initChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return stopTree(c.tree, sig)
+}
 
 func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	return signalLate(c.tree, sig, sent)

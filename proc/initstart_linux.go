@@ -175,7 +175,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env: []string{shim.RoleEnv + "=" + role, "GOMAXPROCS=1"}, Files: files, Sys: sys})
+				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
 			return pid, err
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Errors returned by Start. They are wrapped with the detail of what
@@ -64,6 +65,10 @@ type Process struct {
 	stop    sync.Once
 	done    chan struct{}
 
+	// Owned by the supervising goroutine.
+	clock ownClock
+	tl    Timeline
+
 	mu     sync.Mutex
 	killed map[procKey]struct{}
 	res    Result
@@ -87,11 +92,15 @@ func Run(ctx context.Context, spec *Spec) (*Result, error) {
 // gets Spec.StopSignal and SIGCONT, then SIGKILL after the grace period,
 // and the output is drained for at most Spec.Drain. Whatever the command
 // does, Wait returns no later than Timeout + Grace + Drain + 50 ms after
-// Start (or, for ctx and Stop, after the request), counted in corral's own
-// time: when the machine gives no CPU to corral, or to the processes it has
-// SIGKILLed so that they can die, the wait for the scheduler is added (a
+// the command started (Result.Start; or, for ctx and Stop, after the
+// request), and SIGKILL comes within 50 ms of the grace's end, counted on
+// corral's own clock (see Timeline, recorded in Result.Timeline): when the
+// machine gives no CPU to corral, or to the processes it has SIGKILLed so
+// that they can die, the wait for the scheduler is added in wall time (a
 // killed process that is merely not scheduled yet is waited for, up to
-// 10 s, never reported as a survivor). A process the kernel holds in
+// 10 s, never reported as a survivor). From shortly before a timeout, or
+// from Stop, the context's end or the main process's exit, until Wait
+// returns, the supervising goroutine holds an OS thread of its own. A process the kernel holds in
 // uninterruptible sleep after SIGKILL is reported in Result.Survivors and
 // Result.SurvivorNote once it has stayed there 200 ms.
 //
@@ -149,7 +158,6 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		copyStdin.abandon()
 		return nil, fmt.Errorf("proc: not started: %w", err)
 	}
-	p.start = time.Now()
 	c, err := spawn(&spawnAttr{
 		path:  path,
 		args:  spec.Args,
@@ -169,6 +177,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		copyStdin.abandon()
 		return nil, startError(path, spec, err)
 	}
+	// The run, and its timeout, start when the command runs: starting an
+	// init or building a sandbox came before.
+	p.start = time.Now()
 	p.child = c
 	p.res = Result{
 		Pid:             c.handle().Pid,
@@ -234,38 +245,122 @@ func (p *Process) Output() (stdout, stderr corral.Output) {
 	return p.streams[0].buf.Output(), p.streams[1].buf.Output()
 }
 
+// clockLead is how long before a timeout the supervising goroutine takes
+// a thread of its own and waits for the deadline there, in the kernel, on
+// corral's own clock (see Timeline).
+const clockLead = 50 * time.Millisecond
+
 func (p *Process) supervise(in *stdinCopier) {
 	defer close(p.done)
-	var timeout <-chan time.Time
+	defer p.clock.unlock()
+	var due time.Time
+	var early <-chan time.Time
 	if p.spec.Timeout > 0 {
-		t := time.NewTimer(p.spec.Timeout - time.Since(p.start))
+		due = p.start.Add(p.spec.Timeout)
+		t := time.NewTimer(time.Until(due) - clockLead)
 		defer t.Stop()
-		timeout = t.C
+		early = t.C
 	}
 	select {
 	case <-p.child.exited():
-		p.afterExit(timeout)
-	case <-timeout:
-		p.res.TimedOut = true
-		p.drain(p.escalate())
+		p.clock.lock()
+		p.tl.Begin = p.clock.event(time.Time{}, 0)
+		p.afterExit(due)
+	case <-early:
+		p.clock.lock()
+		switch p.napUntil(due) {
+		case untilExit:
+			p.tl.Begin = p.clock.event(time.Time{}, 0)
+			p.afterExit(due)
+		case untilDue:
+			p.res.TimedOut = true
+			p.tl.Begin = p.clock.event(due, 0)
+			p.drain(p.escalate(p.tl.Begin.At))
+		default:
+			p.cancelled()
+		}
 	case <-p.ctx.Done():
-		p.res.Cancelled = true
-		p.drain(p.escalate())
+		p.clock.lock()
+		p.cancelled()
 	case <-p.stopCh:
-		p.res.Cancelled = true
-		p.drain(p.escalate())
+		p.clock.lock()
+		p.cancelled()
 	}
 	in.abandon()
 	p.finish()
 }
 
-// afterExit handles the leftovers of a main process that exited by itself.
-func (p *Process) afterExit(timeout <-chan time.Time) {
+// cancelled tears the run down on Stop or the context's end.
+func (p *Process) cancelled() {
+	p.res.Cancelled = true
+	p.tl.Begin = p.clock.event(time.Time{}, 0)
+	p.drain(p.escalate(p.tl.Begin.At))
+}
+
+// What ended a wait for the deadline.
+const (
+	untilDue = iota
+	untilExit
+	untilStop
+)
+
+// napUntil waits on corral's own thread until due, the main process's
+// exit, Stop or the context's end, and says which came first.
+func (p *Process) napUntil(due time.Time) int {
+	for {
+		switch {
+		case p.mainExited():
+			return untilExit
+		case p.stopRequested():
+			return untilStop
+		}
+		left := time.Until(due)
+		if left <= 0 {
+			return untilDue
+		}
+		p.nap(min(left, 10*time.Millisecond))
+	}
+}
+
+func (p *Process) stopRequested() bool {
+	select {
+	case <-p.stopCh:
+		return true
+	case <-p.ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// nap waits up to d, less if the main process exits: on the locked thread
+// in the kernel where it can (see ownClock), on a timer otherwise.
+func (p *Process) nap(d time.Duration) {
+	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile()) {
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-p.child.exited():
+		t.Stop()
+	}
+}
+
+// exitWatcher is a child whose main process's exit can be waited for in
+// the kernel.
+type exitWatcher interface {
+	exitFile() *os.File // a pidfd, readable once it has exited; or nil
+}
+
+// afterExit handles the leftovers of a main process that exited by itself;
+// due is the run's deadline, if it has one.
+func (p *Process) afterExit(due time.Time) {
 	drainEnd := time.Now().Add(p.spec.drain())
 	switch p.spec.Leftovers {
 	case corral.LeftoversWait:
-		if !p.waitLeftovers(timeout) {
-			p.drain(p.escalate())
+		if !p.waitLeftovers(due) {
+			p.drain(p.escalate(time.Now()))
 			return
 		}
 		p.drain(time.Now().Add(p.spec.drain()))
@@ -276,14 +371,21 @@ func (p *Process) afterExit(timeout <-chan time.Time) {
 		p.drain(drainEnd)
 		if p.child.alive() > 0 {
 			// The pipes are closed by now; the kill needs no second drain.
-			p.escalate()
+			p.escalate(p.tl.Drained.At)
 		}
 	}
 }
 
 // waitLeftovers waits for the tree to empty; it reports false, with the
-// reason recorded, when the timeout, the context or Stop came first.
-func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
+// reason recorded, when the deadline (if not zero), the context or Stop
+// came first.
+func (p *Process) waitLeftovers(due time.Time) bool {
+	var timeout <-chan time.Time
+	if !due.IsZero() {
+		t := time.NewTimer(time.Until(due))
+		defer t.Stop()
+		timeout = t.C
+	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for p.child.alive() > 0 {
@@ -319,22 +421,31 @@ const execWindow = 250 * time.Millisecond
 // the output drain that follows: Drain from when the tree was gone, or,
 // after SIGKILL, Drain from the kill, during which the tree's death is
 // confirmed too (a loaded machine takes a while to run the exits).
-func (p *Process) escalate() time.Time {
+func (p *Process) escalate(due time.Time) time.Time {
 	if g := p.spec.grace(); g > 0 {
 		sig := p.spec.StopSignal
 		if sig == 0 {
 			sig = syscall.SIGTERM
 		}
-		sent := p.child.images()
-		p.addKilled(p.child.signalTree(sig))
+		sent, signalled := p.child.stopTree(sig)
+		p.addKilled(signalled)
+		p.tl.Stop = p.clock.event(due, 0)
 		late := func() { p.addKilled(p.child.signalLate(sig, sent)) }
-		if p.waitGone(time.Now().Add(g), late) {
-			return time.Now().Add(p.spec.drain())
+		due = p.tl.Stop.At.Add(g)
+		if p.waitGone(due, late) {
+			p.tl.Gone = Event{At: time.Now()}
+			return p.tl.Gone.At.Add(p.spec.drain())
 		}
 	}
+	if mutant.KillLate {
+		time.Sleep(200 * time.Millisecond)
+	}
 	p.addKilled(p.child.killTree())
-	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
-	if !p.waitGone(deadline, nil) && !p.waitDying() {
+	p.tl.Kill = p.clock.event(due, 0)
+	deadline := p.tl.Kill.At.Add(max(p.spec.drain(), killConfirm))
+	if p.waitGone(deadline, nil) || p.waitDying() {
+		p.tl.Gone = Event{At: time.Now()}
+	} else {
 		p.res.Survivors = p.child.alive() // the main process included
 	}
 	return deadline
@@ -393,12 +504,7 @@ func (p *Process) waitDying() bool {
 			p.res.SurvivorNote = survivorNote(stuck, others)
 			return false
 		}
-		t := time.NewTimer(5 * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-p.child.exited():
-			t.Stop()
-		}
+		p.nap(5 * time.Millisecond)
 	}
 }
 
@@ -438,12 +544,7 @@ func (p *Process) waitGone(deadline time.Time, each func()) bool {
 		if left <= 0 {
 			return false
 		}
-		t := time.NewTimer(min(d, left))
-		select {
-		case <-t.C:
-		case <-p.child.exited():
-			t.Stop()
-		}
+		p.nap(min(d, left))
 		d = min(d*2, 10*time.Millisecond)
 	}
 }
@@ -478,10 +579,22 @@ func (p *Process) drain(deadline time.Time) {
 	for _, s := range p.streams {
 		<-s.done
 	}
+	// Due at the deadline, or once the tree was gone if that came later
+	// (a killed tree the machine was slow to end).
+	p.tl.Drained = p.clock.event(latest(deadline, p.tl.Gone.At), 0)
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (p *Process) finish() {
 	p.res.Duration = time.Since(p.start)
+	over := latest(p.tl.Drained.At, p.tl.Gone.At)
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
 	if err != nil {
 		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
@@ -498,6 +611,18 @@ func (p *Process) finish() {
 	if r, ok := p.child.(sandboxReporter); ok {
 		p.res.Sandbox = r.sandboxResult()
 	}
+	var credit time.Duration
+	if w, ok := p.child.(othersWaiter); ok {
+		credit = w.othersWait()
+	}
+	p.tl.Returned = p.clock.event(over, credit)
+	p.res.Timeline = p.tl
+}
+
+// othersWaiter is a child that, in finish, waited for other processes to
+// finish their exit (a tree's last orphans): that time is theirs.
+type othersWaiter interface {
+	othersWait() time.Duration
 }
 
 func (p *Process) closeStreams() {

@@ -295,12 +295,12 @@ func (l *Leaf) Freeze(on bool) error {
 	return os.WriteFile(filepath.Join(l.Path, "cgroup.freeze"), []byte(v), 0)
 }
 
-// SignalMember sends sig to pid if, and only if, that pid is a process in
+// SignalMember sends sigs, in order, to pid if, and only if, that pid is a process in
 // this leaf. It pins the process with a pidfd before checking, so a pid that
 // was recycled is never signalled. It returns procfs.ErrGone when the
 // process is no longer there.
-func (l *Leaf) SignalMember(pid int, sig unix.Signal) error {
-	return procfs.SignalIf(pid, sig, func() bool { return l.Contains(pid) })
+func (l *Leaf) SignalMember(pid int, sigs ...unix.Signal) error {
+	return procfs.SignalIf(pid, func() bool { return l.Contains(pid) }, sigs...)
 }
 
 // SetLimits writes pids.max and memory.max where the controllers are

@@ -13,7 +13,7 @@ func TestParseStatReadsNamesWithSpacesAndParentheses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Start: 123456, Comm: "my (odd) name"}
+	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Threads: 1, Start: 123456, Comm: "my (odd) name"}
 	if st != want {
 		t.Fatalf("got %+v, want %+v", st, want)
 	}

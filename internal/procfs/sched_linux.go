@@ -11,7 +11,8 @@ import (
 // has waited on a run queue in its life (/proc/ID/schedstat, second
 // field), or 0 where the kernel does not say.
 func RunWait(id int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(id) + "/schedstat")
+	var buf [128]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(id)+"/schedstat", buf[:])
 	if err != nil {
 		return 0
 	}

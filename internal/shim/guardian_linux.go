@@ -87,11 +87,10 @@ func StartGuardian(dir, prefix string) (*Guardian, error) {
 	}
 	defer null.Close()
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-		Env: []string{
-			RoleEnv + "=" + RoleGuardian,
-			guardianDirEnv + "=" + dir,
-			guardianPrefixEnv + "=" + prefix,
-		},
+		Env: Environ(RoleGuardian,
+			guardianDirEnv+"="+dir,
+			guardianPrefixEnv+"="+prefix,
+		),
 		Files: []uintptr{r.Fd(), null.Fd(), os.Stderr.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

@@ -451,7 +451,7 @@ func (st *initState) hold() int {
 			// The run's init gets the holder's stdio (the null device) and
 			// the run's control socket; corral sends it the run.
 			_, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env:   []string{RoleEnv + "=" + RoleInit},
+				Env:   Environ(RoleInit),
 				Files: []uintptr{0, 1, 2, r.fds[0].Fd()},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})

@@ -1,0 +1,29 @@
+//go:build !linux
+
+package proc
+
+import (
+	"os"
+	"time"
+)
+
+// ownClock is the wall clock outside Linux: nothing is known of the time
+// the scheduler withheld a CPU, so nothing is subtracted (see Timeline).
+type ownClock struct{}
+
+func (c *ownClock) lock()   {}
+func (c *ownClock) unlock() {}
+func (c *ownClock) sample() {}
+
+func (c *ownClock) event(due time.Time, credit time.Duration) Event {
+	now := time.Now()
+	ev := Event{At: now}
+	if !due.IsZero() && now.After(due) {
+		wall := now.Sub(due)
+		ev.Starved = min(credit, wall)
+		ev.Late = wall - ev.Starved
+	}
+	return ev
+}
+
+func (c *ownClock) nap(time.Duration, *os.File) bool { return false }
