@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RunWait returns how long the task id (a process or one of its threads)
@@ -39,4 +41,14 @@ func CPUStall() time.Duration {
 	}
 	us, _ := strconv.ParseInt(string(bytes.TrimSpace(total)), 10, 64)
 	return time.Duration(us) * time.Microsecond
+}
+
+// ThreadRunWait returns the calling thread's id and how long it has waited
+// on a run queue in its life (/proc/TID/schedstat), or 0 where the
+// kernel does not say. The caller must stay on its thread between two
+// readings it compares (runtime.LockOSThread), or compare readings of the
+// same thread id only.
+func ThreadRunWait() (tid int, wait time.Duration) {
+	tid = unix.Gettid()
+	return tid, RunWait(tid)
 }
