@@ -12,6 +12,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/sandbox"
@@ -223,7 +224,9 @@ func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
 	if uid != 0 || (sys.Credential != nil && sys.Credential.Uid != 0) {
 		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}
 	}
-	sys.Pdeathsig = syscall.SIGKILL
+	if !mutant.BindingOff {
+		sys.Pdeathsig = syscall.SIGKILL
+	}
 }
 
 // recvStart waits for the init's first word: the command runs, or why not.

@@ -273,7 +273,7 @@ func (p *Process) supervise(in *stdinCopier) {
 			p.tl.Begin = p.clock.event(time.Time{}, 0)
 			p.afterExit(due)
 		case untilDue:
-			p.res.TimedOut = true
+			p.res.TimedOut = !mutant.TimedOutHidden
 			p.tl.Begin = p.clock.event(due, 0)
 			p.drain(p.escalate(p.tl.Begin.At))
 		default:
@@ -368,8 +368,11 @@ func (p *Process) afterExit(due time.Time) {
 		p.drain(drainEnd)
 		p.res.Detached = p.child.alive()
 	default:
+		if mutant.DrainDropped {
+			drainEnd = time.Now()
+		}
 		p.drain(drainEnd)
-		if p.child.alive() > 0 {
+		if !mutant.TreeCheckSkipped && p.child.alive() > 0 {
 			// The pipes are closed by now; the kill needs no second drain.
 			p.escalate(p.tl.Drained.At)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // stream reads one output pipe into a capture buffer, an optional spill file
@@ -126,6 +127,9 @@ type stdinCopier struct {
 func openStdin(r io.Reader) (f *os.File, owned bool, c *stdinCopier, err error) {
 	switch r := r.(type) {
 	case nil:
+		if mutant.StdinInherited {
+			return os.Stdin, false, nil, nil
+		}
 		null, err := os.Open(os.DevNull)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("proc: opening %s: %w", os.DevNull, err)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Guardian environment: the corral-owned cgroup directory and the prefix
@@ -40,7 +41,7 @@ func runGuardian() int {
 		}
 	}
 	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if err != nil || mutant.BindingOff {
 		return 0
 	}
 	var wg sync.WaitGroup

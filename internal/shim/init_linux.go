@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/sandbox"
 )
@@ -309,6 +310,9 @@ func (st *initState) serve(cmd int) (stay bool) {
 				}
 				// Corral is gone (or gave up on the run): nothing of the
 				// tree may outlive it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				st.killTree()
 				return false
 			case m.Op == OpExit:
@@ -483,6 +487,9 @@ func (st *initState) hold() int {
 			if !ok {
 				// Corral is gone or closed the enclosure: as pid 1, this
 				// process takes every process of the sandbox with it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				return 0
 			}
 			if in.m.Op != OpSpawn || len(in.files) != 1 {
