@@ -24,8 +24,8 @@ import (
 // sandbox.
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if !sandboxWorks(t) {
-		t.Skip("SKIP: this machine cannot build the sandbox (see the log)")
+	if why := sandboxProblem(t); why != nil {
+		t.Skipf("SKIP: this machine cannot build the sandbox: %v", why)
 	}
 }
 
