@@ -26,7 +26,6 @@ import (
 // own, held by one of the Linux tiers.
 type linuxChild struct {
 	pid     int
-	tid     int           // the thread that forked the main process; its orphans go there
 	empty   bool          // the main process exited and nothing of the tree is left
 	settled time.Duration // how long finish waited for the tree's last orphans
 	start   func() uint64 // start time of the main process, read on first use
@@ -604,15 +603,7 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 		// status is unknown.
 		return st, nil
 	}
-	var ws unix.WaitStatus
-	var err error
-	for {
-		_, err = unix.Wait4(c.pid, &ws, 0, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	reaper.Disown(c.pid)
+	ws, err := reapOwned(c.pid)
 	if err == nil {
 		st.exited = true
 		switch {
@@ -650,6 +641,20 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	}
 	c.unclaim()
 	return st, err
+}
+
+// reapOwned waits for pid, a child this process owns (reaper.Own), and
+// reaps it: then the reaper may take a process that gets its pid.
+func reapOwned(pid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	var err error
+	for {
+		if _, err = unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	reaper.Disown(pid)
+	return ws, err
 }
 
 // guardian is the one guardian of this process's cgroup leaves, started

@@ -101,13 +101,7 @@ func (c *initChild) waitInit() {
 		<-done
 	}
 	if c.ownInit {
-		var ws unix.WaitStatus
-		for {
-			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
-				break
-			}
-		}
-		reaper.Disown(c.init)
+		reapOwned(c.init)
 	}
 	c.unbound()
 }
@@ -161,13 +155,7 @@ func (c *initChild) abandonInit() {
 		} else {
 			unix.Kill(c.init, unix.SIGKILL)
 		}
-		var ws unix.WaitStatus
-		for {
-			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
-				break
-			}
-		}
-		reaper.Disown(c.init)
+		reapOwned(c.init)
 	}
 	c.unbound()
 	c.closeFDs()

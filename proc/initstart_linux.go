@@ -36,15 +36,14 @@ func (f *initFailure) Unwrap() error { return f.err }
 
 // initAttr says how to start an init.
 type initAttr struct {
-	tier    corral.Containment
-	why     string
-	policy  *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
-	leaf    *cgroup.Leaf
-	limits  string
-	box     *box
-	encl    *Enclosure
-	holder  bool // start an enclosure's holder, not a run's init
-	nostdio bool
+	tier   corral.Containment
+	why    string
+	policy *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
+	leaf   *cgroup.Leaf
+	limits string
+	box    *box
+	encl   *Enclosure
+	holder bool // start an enclosure's holder, not a run's init
 }
 
 // startInit starts the command of a through an init: a new one (a holder,

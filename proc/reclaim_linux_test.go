@@ -335,3 +335,38 @@ func TestAnIdleInitThatDiesIsReaped(t *testing.T) {
 	}
 	orphansReaped(t, []int{h.Init})
 }
+
+// TestFindLabelledFindsARunsTreeByItsLabel: a run of the cgroup tier is
+// found by its label alone, as a supervisor that died before recording its
+// handle left it, and the handle found reclaims it.
+func TestFindLabelledFindsARunsTreeByItsLabel(t *testing.T) {
+	if _, err := cgroup.Detect(); err != nil {
+		t.Skipf("SKIP: the cgroup tier is not available here: %v", err)
+	}
+	tag := testutil.Tag(t)
+	label := "exec-" + tag[len(tag)-12:]
+	spec := bash(tag, `sleep 600 & echo up; sleep 600`)
+	spec.Containment, spec.Label = corral.ContainmentCgroup, label
+	p, err := proc.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Wait()
+	defer p.Stop()
+	testutil.WaitFor(t, 10*time.Second, "the run to be up", func() bool { o, _ := p.Output(); return o.Text() == "up\n" })
+	h, ok := proc.FindLabelled(label)
+	if !ok || h.Cgroup != p.Handle().Cgroup || h.Containment != corral.ContainmentCgroup {
+		t.Fatalf("FindLabelled(%q) = %+v %v, want the run's leaf %s", label, h, ok, p.Handle().Cgroup)
+	}
+	if _, ok := proc.FindLabelled(label + "x"); ok {
+		t.Errorf("a label that is not the run's found a tree")
+	}
+	if n, err := proc.Reclaim(context.Background(), h); err != nil || n < 2 {
+		t.Fatalf("Reclaim of the handle found: %d %v", n, err)
+	}
+	res, _ := p.Wait()
+	if res.Signal != unix.SIGKILL {
+		t.Errorf("the run ended %s, want killed by the reclaim", res.Status())
+	}
+	testutil.AssertNoTagged(t, tag, 2*time.Second)
+}

@@ -81,8 +81,8 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Execu
 	if s.ident.SameMachine(w) {
 		h := e.Handle
 		if h == nil {
-			if leaf := recovery.FindLeaf("exec-" + e.ID); leaf != "" {
-				h = &proc.Handle{Cgroup: leaf, Containment: corral.ContainmentCgroup}
+			if found, ok := proc.FindLabelled("exec-" + e.ID); ok {
+				h = &found
 			}
 		}
 		if h != nil {

@@ -105,29 +105,11 @@ func findMount() (string, error) {
 		fields := strings.Fields(sc.Text())
 		for i, fl := range fields {
 			if fl == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				return unescapeMount(fields[4]), nil
+				return procfs.UnescapeMountinfo(fields[4]), nil
 			}
 		}
 	}
 	return "", errors.New("no cgroup v2 hierarchy mounted")
-}
-
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // enableControllers turns on the pids and memory controllers for corral's

@@ -122,3 +122,19 @@ func TestRunWaitAndCPUStallRead(t *testing.T) {
 		t.Errorf("CPU stall went back: %v then %v", a, b)
 	}
 }
+
+func TestUnescapeMountinfoDecodesOctalEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`/sys/fs/cgroup/with\040space`: "/sys/fs/cgroup/with space",
+		`/plain`:                       "/plain",
+		`/ends\134`:                    `/ends\`,
+		`/tab\011and\012line`:          "/tab\tand\nline",
+		`/cut\04`:                      `/cut\04`,
+		`/notoctal\9x9`:                `/notoctal\9x9`,
+		`\`:                            `\`,
+	} {
+		if got := UnescapeMountinfo(in); got != want {
+			t.Errorf("UnescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
