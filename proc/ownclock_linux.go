@@ -3,6 +3,8 @@ package proc
 import (
 	"os"
 	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,13 +14,28 @@ import (
 
 // ownClock is corral's own clock for one run's teardown (see Timeline):
 // the supervising goroutine locks its OS thread, waits on it in the
-// kernel, and counts that thread's run-queue wait as the machine's.
+// kernel, and counts that thread's run-queue wait as the machine's. Other
+// goroutines wake such a wait with poke (a Stop, the context's end, an
+// output stream's end).
 type ownClock struct {
 	locked  bool
 	tid     int
 	samples [8]clockSample // the latest, in a ring
 	n       int
+
+	mu   sync.Mutex // guards wake, which poke may use from any goroutine
+	wake int        // an eventfd the waits also poll, while locked; else -1
+
+	// What the process's other threads waited for a CPU from shortly
+	// before a nap ended at an action's due time to the goroutine's first
+	// instruction after it (see nap).
+	near   time.Duration
+	nearAt time.Time
 }
+
+// nearDue is how long before a nap's end at an action's due time the
+// process's threads are looked at.
+const nearDue = 5 * time.Millisecond
 
 // clockSample is the thread's run-queue wait read at a moment.
 type clockSample struct {
@@ -35,13 +52,38 @@ func (c *ownClock) lock() {
 	}
 	runtime.LockOSThread()
 	c.locked, c.tid = true, unix.Gettid()
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		fd = -1
+	}
+	c.mu.Lock()
+	c.wake = fd
+	c.mu.Unlock()
 	c.sample()
 }
 
 func (c *ownClock) unlock() {
-	if c.locked {
-		runtime.UnlockOSThread()
-		c.locked = false
+	if !c.locked {
+		return
+	}
+	c.mu.Lock()
+	if c.wake > 0 {
+		unix.Close(c.wake)
+	}
+	c.wake = -1
+	c.mu.Unlock()
+	runtime.UnlockOSThread()
+	c.locked = false
+}
+
+// poke ends the current wait of the locked goroutine, if it is in one;
+// safe from any goroutine.
+func (c *ownClock) poke() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wake > 0 {
+		var one = [8]byte{1}
+		unix.Write(c.wake, one[:])
 	}
 }
 
@@ -63,7 +105,8 @@ func (c *ownClock) sample() {
 }
 
 // event measures an action taken now that was due at due; credit is time
-// spent since due waiting for other processes to end.
+// since due that was not corral's own either (waits for other processes to
+// end, other threads' waits for a CPU while they did corral's work).
 func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	tid, w := c.read()
 	now := time.Now()
@@ -85,44 +128,120 @@ func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	if ref != nil {
 		ev.Starved = w - ref.wait
 	}
+	if !c.nearAt.IsZero() && !c.nearAt.After(due) {
+		// The goroutine woke on its thread but may have waited for the
+		// runtime's processor, held by a thread the machine kept from a
+		// CPU: the other threads' waits around the wake-up.
+		credit += c.near
+	}
+	c.near, c.nearAt = 0, time.Time{}
 	ev.Starved = min(max(ev.Starved, 0)+credit, wall)
 	ev.Late = wall - ev.Starved
 	return ev
 }
 
-// nap waits on the locked thread, in the kernel, until d has passed or the
-// process of exit (a pidfd) has exited. It reports false, having waited
-// for nothing, when it cannot: the thread is not locked, there is no
-// pidfd, or the process has exited already (the caller then waits for
-// what follows that exit).
-func (c *ownClock) nap(d time.Duration, exit *os.File) bool {
-	if !c.locked || exit == nil {
+// nap waits on the locked thread, in the kernel, until d has passed, the
+// process of exit (a pidfd; may be nil) has exited, or poke is called. It
+// reports false, having waited for nothing, when it cannot: the thread is
+// not locked, or the process has exited already (the caller then waits for
+// what follows that exit). With due, the nap ends when an action is due:
+// nearDue before its end, the process's threads are looked at, for event.
+func (c *ownClock) nap(d time.Duration, exit *os.File, due bool) bool {
+	c.mu.Lock()
+	wake := c.wake
+	c.mu.Unlock()
+	if !c.locked || wake <= 0 {
 		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(wake), Events: unix.POLLIN}}
+	c.sample()
+	c.near, c.nearAt = 0, time.Time{}
+	end := time.Now().Add(d)
+	wait := func() bool {
+		if len(fds) > 1 {
+			if n, err := unix.Poll(fds[1:], 0); err != nil || n > 0 {
+				return false // exited already
+			}
+		}
+		look := due
+		var near threadsWait
+		defer func() {
+			if near != nil {
+				// Back in Go code: the runtime gave a processor back.
+				c.near = c.since(near)
+			}
+		}()
+		for {
+			left := time.Until(end)
+			if look && left <= nearDue {
+				near, c.nearAt, look = c.threads(), time.Now(), false
+			}
+			if left <= 0 {
+				break
+			}
+			if look {
+				left -= nearDue
+			}
+			ts := unix.NsecToTimespec(int64(left))
+			// EINTR: a signal for the runtime; wait out the rest.
+			n, err := unix.Ppoll(fds, &ts, nil)
+			if err == unix.EINTR || err == nil && n == 0 {
+				continue // the end, or a look at the threads, is next
+			}
+			break
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			var b [8]byte
+			unix.Read(wake, b[:])
+		}
+		return true
+	}
+	if exit == nil {
+		return wait()
 	}
 	rc, err := exit.SyscallConn()
 	if err != nil {
 		return false
 	}
-	c.sample()
-	end := time.Now().Add(d)
 	waited := false
 	rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, 0); err != nil || n > 0 {
-			return // exited already
-		}
-		waited = true
-		for {
-			left := time.Until(end)
-			if left <= 0 {
-				return
-			}
-			ts := unix.NsecToTimespec(int64(left))
-			// EINTR: a signal for the runtime; wait out the rest.
-			if _, err := unix.Ppoll(fds, &ts, nil); err != unix.EINTR {
-				return
-			}
-		}
+		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		waited = wait()
 	})
 	return waited
+}
+
+// threadsWait is the run-queue wait of each thread of this process at a
+// moment.
+type threadsWait map[int]time.Duration
+
+// threads reads the run-queue wait of every thread of this process: for a
+// hand-off to another goroutine, which runs on a thread of its own.
+func (c *ownClock) threads() threadsWait {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	m := make(threadsWait, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			m[tid] = procfs.RunWait(tid)
+		}
+	}
+	return m
+}
+
+// since returns the run-queue wait of all threads since before, other
+// than the locked one (its own wait is counted by event).
+func (c *ownClock) since(before threadsWait) time.Duration {
+	if before == nil {
+		return 0
+	}
+	var sum time.Duration
+	for tid, w := range c.threads() {
+		if was, ok := before[tid]; ok && tid != c.tid && w > was {
+			sum += w - was
+		}
+	}
+	return sum
 }

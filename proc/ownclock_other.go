@@ -11,9 +11,16 @@ import (
 // the scheduler withheld a CPU, so nothing is subtracted (see Timeline).
 type ownClock struct{}
 
-func (c *ownClock) lock()   {}
-func (c *ownClock) unlock() {}
-func (c *ownClock) sample() {}
+// threadsWait is nothing outside Linux.
+type threadsWait struct{}
+
+func (c *ownClock) lock()                                  {}
+func (c *ownClock) unlock()                                {}
+func (c *ownClock) poke()                                  {}
+func (c *ownClock) sample()                                {}
+func (c *ownClock) nap(time.Duration, *os.File, bool) bool { return false }
+func (c *ownClock) threads() threadsWait                   { return threadsWait{} }
+func (c *ownClock) since(threadsWait) time.Duration        { return 0 }
 
 func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	now := time.Now()
@@ -25,5 +32,3 @@ func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	}
 	return ev
 }
-
-func (c *ownClock) nap(time.Duration, *os.File) bool { return false }

@@ -65,9 +65,10 @@ type Process struct {
 	stop    sync.Once
 	done    chan struct{}
 
-	// Owned by the supervising goroutine.
-	clock ownClock
-	tl    Timeline
+	// Owned by the supervising goroutine, but for clock.poke.
+	clock   ownClock
+	unpoked func() bool // ends the poke at the context's end
+	tl      Timeline
 
 	mu     sync.Mutex
 	killed map[procKey]struct{}
@@ -194,6 +195,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	}
 	copyStdin.start()
 	for _, s := range p.streams {
+		s.poke = p.clock.poke
 		go s.run()
 	}
 	go p.supervise(copyStdin)
@@ -223,6 +225,7 @@ func (p *Process) Wait() (*Result, error) {
 // returns at once; Wait reports the end. Stop after the end does nothing.
 func (p *Process) Stop() {
 	p.stop.Do(func() { close(p.stopCh) })
+	p.clock.poke()
 }
 
 // Signal sends sig to the main process only, through its pidfd where the
@@ -247,12 +250,29 @@ func (p *Process) Output() (stdout, stderr corral.Output) {
 
 // clockLead is how long before a timeout the supervising goroutine takes
 // a thread of its own and waits for the deadline there, in the kernel, on
-// corral's own clock (see Timeline).
-const clockLead = 50 * time.Millisecond
+// corral's own clock (see Timeline): a timer of the Go runtime may fire
+// late on a starved machine, by a time this clock cannot tell from
+// corral's own, and a second is more than any that a machine still
+// running corral takes.
+const clockLead = time.Second
+
+// lockClock starts corral's own clock: the supervising goroutine keeps its
+// thread from now on, and Stop or the context's end wake its waits.
+func (p *Process) lockClock() {
+	p.clock.lock()
+	if p.unpoked == nil {
+		p.unpoked = context.AfterFunc(p.ctx, p.clock.poke)
+	}
+}
 
 func (p *Process) supervise(in *stdinCopier) {
 	defer close(p.done)
-	defer p.clock.unlock()
+	defer func() {
+		if p.unpoked != nil {
+			p.unpoked()
+		}
+		p.clock.unlock()
+	}()
 	var due time.Time
 	var early <-chan time.Time
 	if p.spec.Timeout > 0 {
@@ -263,11 +283,11 @@ func (p *Process) supervise(in *stdinCopier) {
 	}
 	select {
 	case <-p.child.exited():
-		p.clock.lock()
+		p.lockClock()
 		p.tl.Begin = p.clock.event(time.Time{}, 0)
 		p.afterExit(due)
 	case <-early:
-		p.clock.lock()
+		p.lockClock()
 		switch p.napUntil(due) {
 		case untilExit:
 			p.tl.Begin = p.clock.event(time.Time{}, 0)
@@ -280,10 +300,10 @@ func (p *Process) supervise(in *stdinCopier) {
 			p.cancelled()
 		}
 	case <-p.ctx.Done():
-		p.clock.lock()
+		p.lockClock()
 		p.cancelled()
 	case <-p.stopCh:
-		p.clock.lock()
+		p.lockClock()
 		p.cancelled()
 	}
 	in.abandon()
@@ -318,7 +338,23 @@ func (p *Process) napUntil(due time.Time) int {
 		if left <= 0 {
 			return untilDue
 		}
-		p.nap(min(left, 10*time.Millisecond))
+		p.napOrStop(left)
+	}
+}
+
+// napOrStop is nap until an action is due, ended early by Stop or the
+// context's end too.
+func (p *Process) napOrStop(d time.Duration) {
+	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile(), true) {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.child.exited():
+	case <-p.stopCh:
+	case <-p.ctx.Done():
 	}
 }
 
@@ -334,9 +370,10 @@ func (p *Process) stopRequested() bool {
 }
 
 // nap waits up to d, less if the main process exits: on the locked thread
-// in the kernel where it can (see ownClock), on a timer otherwise.
-func (p *Process) nap(d time.Duration) {
-	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile()) {
+// in the kernel where it can (see ownClock), on a timer otherwise. due says
+// that an action is due at its end.
+func (p *Process) nap(d time.Duration, due bool) {
+	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile(), due) {
 		return
 	}
 	t := time.NewTimer(d)
@@ -507,7 +544,7 @@ func (p *Process) waitDying() bool {
 			p.res.SurvivorNote = survivorNote(stuck, others)
 			return false
 		}
-		p.nap(5 * time.Millisecond)
+		p.nap(5*time.Millisecond, false)
 	}
 }
 
@@ -547,7 +584,7 @@ func (p *Process) waitGone(deadline time.Time, each func()) bool {
 		if left <= 0 {
 			return false
 		}
-		p.nap(min(d, left))
+		p.nap(min(d, left), left <= d)
 		d = min(d*2, 10*time.Millisecond)
 	}
 }
@@ -571,7 +608,22 @@ func (p *Process) addKilled(keys []procKey) {
 
 // drain lets the readers take what is left in the pipes until deadline,
 // then stops them. Pipes whose writers are all gone end sooner, at EOF.
+// On corral's own clock, the wait for the deadline is the supervising
+// thread's, and the readers' last reads, on threads of their own, count
+// without those threads' waits for a CPU.
 func (p *Process) drain(deadline time.Time) {
+	due := deadline
+	for !p.streamsDone() {
+		left := time.Until(deadline)
+		if left <= 0 || !p.clock.nap(left, nil, true) {
+			break // the deadline, or no clock of its own: the readers' deadline
+		}
+	}
+	var handoff threadsWait
+	if !p.streamsDone() && !time.Now().Before(deadline) {
+		handoff = p.clock.threads()
+		deadline = time.Now()
+	}
 	for _, s := range p.streams {
 		select {
 		case <-s.done: // at EOF already
@@ -584,7 +636,18 @@ func (p *Process) drain(deadline time.Time) {
 	}
 	// Due at the deadline, or once the tree was gone if that came later
 	// (a killed tree the machine was slow to end).
-	p.tl.Drained = p.clock.event(latest(deadline, p.tl.Gone.At), 0)
+	p.tl.Drained = p.clock.event(latest(due, p.tl.Gone.At), p.clock.since(handoff))
+}
+
+func (p *Process) streamsDone() bool {
+	for _, s := range p.streams {
+		select {
+		case <-s.done:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // latest returns the later of a and b.

@@ -20,6 +20,7 @@ type stream struct {
 	spill *os.File
 	w     io.Writer
 	done  chan struct{}
+	poke  func() // called when done is closed
 }
 
 const (
@@ -53,7 +54,12 @@ func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
 // start small and grow while they come back full, so a quiet command costs
 // a few KiB and a flood is read in large gulps.
 func (s *stream) run() {
-	defer close(s.done)
+	defer func() {
+		close(s.done)
+		if s.poke != nil {
+			s.poke()
+		}
+	}()
 	b := make([]byte, minRead)
 	for {
 		n, err := s.r.Read(b)

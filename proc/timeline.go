@@ -7,7 +7,7 @@ import "time"
 // what the bounded-return guarantee is stated on (see Late).
 //
 // Corral's own clock is the wall clock less the time the machine withheld
-// a CPU from corral: from the moment it starts to end a run (shortly
+// a CPU from corral: from the moment it starts to end a run (a second
 // before a timeout, at Stop or the context's end, when the main process
 // exits), the supervising goroutine keeps one OS thread, waits on it in
 // the kernel (the deadline, the grace, the drain: no timer of the Go
@@ -15,8 +15,11 @@ import "time"
 // /proc/self/task/TID/schedstat. An action due at D and taken at A is
 // Late by (A - D) less the run-queue wait of that thread between D and A:
 // what corral's code spent (computing, waiting on a lock, sleeping)
-// counts, what the scheduler kept it waiting for a CPU does not. Outside
-// Linux nothing is subtracted.
+// counts, what the scheduler kept it waiting for a CPU does not. The
+// process's other threads' waits count too where the work passes through
+// them: at the wake-up for a due time (until the goroutine runs again)
+// and at the drain's end (the output readers' last reads). Outside Linux
+// nothing is subtracted.
 //
 // An Event whose At is zero did not happen in this run (no timeout, a tree
 // gone within the grace, ...).
