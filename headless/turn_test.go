@@ -301,7 +301,10 @@ func TestLongToolCallIsNeitherIdleNorStalled(t *testing.T) {
 	turn := start(t, context.Background(), spec)
 	r := wait(t, turn)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
-	if len(r.Tools) != 1 || r.Tools[0].DurationMS < 1400 {
+	// The call lasted 1.5 s by the agent's clock; corral times it from when
+	// it read each line, which a starved machine may delay for the first:
+	// what matters is that it outlasted both limits several times over.
+	if len(r.Tools) != 1 || r.Tools[0].DurationMS < 3*300 {
 		t.Errorf("tools %+v", r.Tools)
 	}
 	closeTurn(t, turn)

@@ -17,8 +17,9 @@ const ownBound = 50 * time.Millisecond
 
 // perProcess is what corral's own clock may spend on each process of the
 // tree it ends (signalling it, reaping it): a few system calls, and a
-// good deal more under the race detector.
-const perProcess = 150 * time.Microsecond
+// good deal more under the race detector on a machine this busy (measured:
+// up to 170 µs with two busy loops beside three test binaries).
+const perProcess = 250 * time.Microsecond
 
 // assertOwnBounds checks a run's timeline against the bounded-return
 // guarantee: by corral's own clock, SIGKILL no later than ownBound after

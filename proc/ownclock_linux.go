@@ -31,6 +31,17 @@ type ownClock struct {
 	// instruction after it (see nap).
 	near   time.Duration
 	nearAt time.Time
+
+	// When, since the last event, the thread was blocked in the kernel in
+	// calls that do not wait by design (see kernel).
+	blocked []blockedSpell
+}
+
+// blockedSpell is a call that was blocked in the kernel for d, and ended at
+// end.
+type blockedSpell struct {
+	end time.Time
+	d   time.Duration
 }
 
 // nearDue is how long before a nap's end at an action's due time the
@@ -128,6 +139,12 @@ func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	if ref != nil {
 		ev.Starved = w - ref.wait
 	}
+	for _, b := range c.blocked {
+		if b.end.After(due) {
+			credit += min(b.d, b.end.Sub(due))
+		}
+	}
+	c.blocked = c.blocked[:0]
 	if !c.nearAt.IsZero() && !c.nearAt.After(due) {
 		// The goroutine woke on its thread but may have waited for the
 		// runtime's processor, held by a thread the machine kept from a
@@ -244,4 +261,27 @@ func (c *ownClock) since(before threadsWait) time.Duration {
 		}
 	}
 	return sum
+}
+
+// kernel runs fn, a sequence of system calls that do not wait by design
+// (reading /proc, signalling through pidfds, writing cgroup.kill), and
+// counts as the machine's the time the thread spent neither running nor
+// waiting for a CPU in it: blocked on a kernel lock that another process
+// held (cgroup.kill takes the hierarchy's one lock, which every cgroup's
+// creation and removal takes too; a /proc read waits for an exiting
+// process's locks). fn must not wait itself: a wait it made would be
+// counted as the machine's too.
+func (c *ownClock) kernel(fn func()) {
+	if !c.locked {
+		fn()
+		return
+	}
+	r0, w0 := procfs.SchedTimes(c.tid)
+	t0 := time.Now()
+	fn()
+	end := time.Now()
+	r1, w1 := procfs.SchedTimes(c.tid)
+	if b := end.Sub(t0) - (r1 - r0) - (w1 - w0); b > 0 {
+		c.blocked = append(c.blocked, blockedSpell{end: end, d: b})
+	}
 }

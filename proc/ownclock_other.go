@@ -18,6 +18,7 @@ func (c *ownClock) lock()                                  {}
 func (c *ownClock) unlock()                                {}
 func (c *ownClock) poke()                                  {}
 func (c *ownClock) sample()                                {}
+func (c *ownClock) kernel(fn func())                       { fn() }
 func (c *ownClock) nap(time.Duration, *os.File, bool) bool { return false }
 func (c *ownClock) threads() threadsWait                   { return threadsWait{} }
 func (c *ownClock) since(threadsWait) time.Duration        { return 0 }

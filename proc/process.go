@@ -467,10 +467,12 @@ func (p *Process) escalate(due time.Time) time.Time {
 		if sig == 0 {
 			sig = syscall.SIGTERM
 		}
-		sent, signalled := p.child.stopTree(sig)
+		var sent map[procKey]sentProc
+		var signalled []procKey
+		p.clock.kernel(func() { sent, signalled = p.child.stopTree(sig) })
 		p.addKilled(signalled)
 		p.tl.Stop = p.clock.event(due, 0)
-		late := func() { p.addKilled(p.child.signalLate(sig, sent)) }
+		late := func() { p.clock.kernel(func() { p.addKilled(p.child.signalLate(sig, sent)) }) }
 		due = p.tl.Stop.At.Add(g)
 		if p.waitGone(due, late) {
 			p.tl.Gone = Event{At: time.Now()}
@@ -480,7 +482,7 @@ func (p *Process) escalate(due time.Time) time.Time {
 	if mutant.KillLate {
 		time.Sleep(200 * time.Millisecond)
 	}
-	p.addKilled(p.child.killTree())
+	p.clock.kernel(func() { p.addKilled(p.child.killTree()) })
 	p.tl.Kill = p.clock.event(due, 0)
 	deadline := p.tl.Kill.At.Add(max(p.spec.drain(), killConfirm))
 	if p.waitGone(deadline, nil) || p.waitDying() {

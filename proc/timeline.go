@@ -18,8 +18,10 @@ import "time"
 // counts, what the scheduler kept it waiting for a CPU does not. The
 // process's other threads' waits count too where the work passes through
 // them: at the wake-up for a due time (until the goroutine runs again)
-// and at the drain's end (the output readers' last reads). Outside Linux
-// nothing is subtracted.
+// and at the drain's end (the output readers' last reads); and a system
+// call that does not wait by design but was blocked in the kernel (see
+// Event.Starved) counts as the machine's. Outside Linux nothing is
+// subtracted.
 //
 // An Event whose At is zero did not happen in this run (no timeout, a tree
 // gone within the grace, ...).
@@ -65,8 +67,10 @@ type Event struct {
 	// clock; never negative.
 	Late time.Duration
 	// Starved is what was subtracted from the wall-clock lateness: the
-	// time corral's thread waited for a CPU, or waited for other processes
-	// to end.
+	// time corral's threads waited for a CPU, corral waited for other
+	// processes to end, or a system call that does not wait by design
+	// (a /proc read, a signal, cgroup.kill) was blocked in the kernel on a
+	// lock another process held.
 	Starved time.Duration
 }
 

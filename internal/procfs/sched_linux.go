@@ -13,17 +13,27 @@ import (
 // has waited on a run queue in its life (/proc/ID/schedstat, second
 // field), or 0 where the kernel does not say.
 func RunWait(id int) time.Duration {
+	_, wait := SchedTimes(id)
+	return wait
+}
+
+// SchedTimes returns how long the task id has run on a CPU and how long it
+// has waited on a run queue, in its life (/proc/ID/schedstat, first and
+// second fields), or zeros where the kernel does not say. What is left of
+// the wall time, it slept or was blocked.
+func SchedTimes(id int) (run, wait time.Duration) {
 	var buf [128]byte
 	b, err := readSmall("/proc/"+strconv.Itoa(id)+"/schedstat", buf[:])
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	f := bytes.Fields(b)
 	if len(f) < 2 {
-		return 0
+		return 0, 0
 	}
-	ns, _ := strconv.ParseInt(string(f[1]), 10, 64)
-	return time.Duration(ns)
+	r, _ := strconv.ParseInt(string(f[0]), 10, 64)
+	w, _ := strconv.ParseInt(string(f[1]), 10, 64)
+	return time.Duration(r), time.Duration(w)
 }
 
 // CPUStall returns the machine's CPU stall time so far: the wall time
