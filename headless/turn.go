@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
@@ -37,11 +39,15 @@ type Turn struct {
 	parser Parser
 	lines  capture.Lines
 	now    time.Time
+	read   threadMark // the reader's thread when it read the latest bytes
 	// Owned by the stderr reader until teardown.
 	errLines capture.Lines
 
 	mu sync.Mutex
 	st state
+	// The line that ended the turn: read, and signalled (under mu); and
+	// the turn's goroutine asleep (its own).
+	endRead, endSignal, slept threadMark
 
 	pubMu     sync.Mutex
 	subs      []*Subscription
@@ -195,7 +201,8 @@ type stdoutSink struct{ t *Turn }
 
 func (s stdoutSink) Write(p []byte) (int, error) {
 	t := s.t
-	t.now = time.Now()
+	t.read = markThread()
+	t.now = t.read.at
 	t.lastOut.Store(t.now.UnixNano())
 	t.lines.Write(p)
 	t.mu.Lock()
@@ -248,6 +255,9 @@ func (t *Turn) onLine(line []byte, cut bool) {
 	before, ending := t.st.spent, t.st.end != ""
 	end, moved := t.apply(in, now)
 	spent := t.st.spent
+	if end && !t.now.IsZero() {
+		t.endRead = t.read
+	}
 	t.mu.Unlock()
 	// Once the turn is ending, what the lines still in the pipe report is
 	// in its result, not given to OnSpend: a ceiling it enforces is
@@ -269,6 +279,10 @@ func (t *Turn) onLine(line []byte, cut bool) {
 		}
 	}
 	if end {
+		m := markThread()
+		t.mu.Lock()
+		t.endSignal = m
+		t.mu.Unlock()
 		t.signalEnd()
 	}
 }
@@ -284,6 +298,15 @@ func (t *Turn) signalEnd() {
 // the result, and tears the tree down.
 func (t *Turn) run(ctx context.Context) {
 	defer close(t.torn)
+	// One thread until the turn is finalized, so that the time it waits
+	// for a CPU can be told from corral's own (see Finalization).
+	runtime.LockOSThread()
+	locked := true
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
@@ -317,6 +340,7 @@ loop:
 		} else {
 			timer.Reset(max(time.Until(d), 0))
 		}
+		t.slept = markThread()
 		select {
 		case <-t.endCh:
 			t.mu.Lock()
@@ -362,11 +386,16 @@ loop:
 		by = FinalizedByCancel
 	}
 	t.finish(by, procDone)
+	runtime.UnlockOSThread()
+	locked = false
 	t.teardown(by, procDone)
 }
 
 // finish builds the result and ends the turn.
 func (t *Turn) finish(by FinalizedBy, procDone bool) {
+	if mutant.FinalizeLate && by == FinalizedByResult {
+		time.Sleep(time.Second)
+	}
 	end := time.Now()
 	t.mu.Lock()
 	t.st.finalized = true
@@ -382,6 +411,11 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 	o := t.outcome(by, res)
 	res.Status, res.ErrorType, res.Reason = classify(o)
 	resetOf(res, end)
+	t.mu.Lock()
+	if by == FinalizedByResult && !t.endRead.at.IsZero() {
+		res.Finalize = finalization(t.endRead, t.endSignal, t.slept)
+	}
+	t.mu.Unlock()
 	t.res = res
 	close(t.done)
 }

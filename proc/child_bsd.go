@@ -103,9 +103,11 @@ func (c *bsdChild) signalTree(sig syscall.Signal) []procKey {
 	return []procKey{{pid: -c.pid}} // the group; members cannot be counted here
 }
 
-// images and signalLate do nothing: the group signal reached every
-// member, and the system cannot list them.
-func (c *bsdChild) images() map[procKey]sentProc { return nil }
+// stopTree signals the group; signalLate does nothing: the group signal
+// reached every member, and the system cannot list them.
+func (c *bsdChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return nil, c.signalTree(sig)
+}
 
 func (c *bsdChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 

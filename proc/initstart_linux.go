@@ -12,6 +12,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/sandbox"
@@ -35,15 +36,14 @@ func (f *initFailure) Unwrap() error { return f.err }
 
 // initAttr says how to start an init.
 type initAttr struct {
-	tier    corral.Containment
-	why     string
-	policy  *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
-	leaf    *cgroup.Leaf
-	limits  string
-	box     *box
-	encl    *Enclosure
-	holder  bool // start an enclosure's holder, not a run's init
-	nostdio bool
+	tier   corral.Containment
+	why    string
+	policy *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
+	leaf   *cgroup.Leaf
+	limits string
+	box    *box
+	encl   *Enclosure
+	holder bool // start an enclosure's holder, not a run's init
 }
 
 // startInit starts the command of a through an init: a new one (a holder,
@@ -176,7 +176,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env: []string{shim.RoleEnv + "=" + role, "GOMAXPROCS=1"}, Files: files, Sys: sys})
+				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
 			return pid, err
 		})
 	}
@@ -224,7 +224,9 @@ func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
 	if uid != 0 || (sys.Credential != nil && sys.Credential.Uid != 0) {
 		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}
 	}
-	sys.Pdeathsig = syscall.SIGKILL
+	if !mutant.BindingOff {
+		sys.Pdeathsig = syscall.SIGKILL
+	}
 }
 
 // recvStart waits for the init's first word: the command runs, or why not.

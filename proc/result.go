@@ -27,7 +27,8 @@ type Result struct {
 	// run was over.
 	Cancelled bool
 
-	// Start is when the main process was started.
+	// Start is when the main process was started; Spec.Timeout runs from
+	// it.
 	Start time.Time
 
 	// Duration runs from Start to the moment the run was over: the tree gone
@@ -76,6 +77,11 @@ type Result struct {
 	// is 0. On macOS and the BSDs it is 1 when the process group still had
 	// a member, whatever their number.
 	Survivors int
+
+	// Timeline records when corral acted to end the run and how late each
+	// action came by corral's own clock (the bounded-return guarantee is
+	// on Timeline.Late).
+	Timeline Timeline
 
 	// SurvivorNote names the survivors and their state ("pid 812 (cat) in
 	// state D: uninterruptible sleep, stuck in the kernel"), when there are

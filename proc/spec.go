@@ -52,7 +52,8 @@ type Spec struct {
 	// abandoned when the run ends (as os/exec does after WaitDelay).
 	Stdin io.Reader
 
-	// Timeout bounds the run, from Start. When it expires, the tree is sent
+	// Timeout bounds the run, from the moment the command started
+	// (Result.Start: Start returns then). When it expires, the tree is sent
 	// StopSignal (and SIGCONT, so stopped processes see it), then SIGKILL
 	// after Grace. Zero means no timeout.
 	Timeout time.Duration

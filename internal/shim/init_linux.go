@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/sandbox"
 )
@@ -334,6 +335,9 @@ func (st *initState) serve(cmd int) (stay bool) {
 				}
 				// Corral is gone (or gave up on the run): nothing of the
 				// tree may outlive it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				st.killTree()
 				return false
 			case m.Op == OpExit:
@@ -476,7 +480,7 @@ func (st *initState) hold() int {
 			// The run's init gets the holder's stdio (the null device) and
 			// the run's control socket; corral sends it the run.
 			_, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env:   []string{RoleEnv + "=" + RoleInit},
+				Env:   Environ(RoleInit),
 				Files: []uintptr{0, 1, 2, r.fds[0].Fd()},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})
@@ -505,6 +509,9 @@ func (st *initState) hold() int {
 			if !ok {
 				// Corral is gone or closed the enclosure: as pid 1, this
 				// process takes every process of the sandbox with it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				return 0
 			}
 			if in.m.Op != OpSpawn || len(in.files) != 1 {
