@@ -88,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 		Instructions: instructions,
 	})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	s.mcp.AddReceivingMiddleware(traceCalls) // outermost: the span covers the wait for the session's turn
 	s.addTools()
 	return s, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/tracing"
 )
 
 // Errors returned by Start. They are wrapped with the detail of what
@@ -68,6 +69,8 @@ type Process struct {
 	killed map[procKey]struct{}
 	res    Result
 	err    error
+
+	tr runTrace // the run's spans (trace.go)
 }
 
 // Run starts the command described by spec and waits for it. See Start and
@@ -149,6 +152,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		copyStdin.abandon()
 		return nil, fmt.Errorf("proc: not started: %w", err)
 	}
+	env = tracing.Env(p.tr.start(ctx, spec, path), env)
 	p.start = time.Now()
 	c, err := spawn(&spawnAttr{
 		path:  path,
@@ -167,7 +171,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err != nil {
 		p.closeStreams()
 		copyStdin.abandon()
-		return nil, startError(path, spec, err)
+		err = startError(path, spec, err)
+		p.tr.startFailed(err)
+		return nil, err
 	}
 	p.child = c
 	p.res = Result{
@@ -181,6 +187,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if b, ok := c.(bindingReporter); ok {
 		p.res.Binding, p.res.BindingNote = b.binding()
 	}
+	p.tr.started(&p.res)
 	copyStdin.start()
 	for _, s := range p.streams {
 		go s.run()
@@ -320,6 +327,7 @@ const execWindow = 250 * time.Millisecond
 // after SIGKILL, Drain from the kill, during which the tree's death is
 // confirmed too (a loaded machine takes a while to run the exits).
 func (p *Process) escalate() time.Time {
+	p.tr.beginTeardown(p)
 	if g := p.spec.grace(); g > 0 {
 		sig := p.spec.StopSignal
 		if sig == 0 {
@@ -327,11 +335,14 @@ func (p *Process) escalate() time.Time {
 		}
 		sent := p.child.images()
 		p.addKilled(p.child.signalTree(sig))
+		p.tr.sentSignal(sig)
 		late := func() { p.addKilled(p.child.signalLate(sig, sent)) }
 		if p.waitGone(time.Now().Add(g), late) {
+			p.tr.treeGone()
 			return time.Now().Add(p.spec.drain())
 		}
 	}
+	p.tr.sentKill()
 	p.addKilled(p.child.killTree())
 	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
 	if !p.waitGone(deadline, nil) && !p.waitDying() {
@@ -482,6 +493,9 @@ func (p *Process) drain(deadline time.Time) {
 
 func (p *Process) finish() {
 	p.res.Duration = time.Since(p.start)
+	if p.tr.recording() {
+		p.tr.oomKills = oomKills(p.child)
+	}
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
 	if err != nil {
 		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
@@ -498,6 +512,7 @@ func (p *Process) finish() {
 	if r, ok := p.child.(sandboxReporter); ok {
 		p.res.Sandbox = r.sandboxResult()
 	}
+	p.tr.end(&p.res, p.err)
 }
 
 func (p *Process) closeStreams() {
