@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -78,7 +77,11 @@ func headlessMain(args []string) int {
 func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults(); fmt.Fprint(stderr, sandboxHelp) }
+	fs.Usage = func() {
+		fmt.Fprint(stderr, headlessUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, sandboxHelp+telemetryHelp)
+	}
 	var (
 		timeout     = fs.Duration("timeout", 0, "budget of the whole turn (0: none)")
 		stall       = fs.Duration("stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none")
@@ -99,6 +102,8 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
 	sbf := addSandboxFlags(fs, "workdir")
+	tf := addTelemetryFlags(fs)
+	flushWindow := fs.Duration("otel-flush-window", headless.DefaultFlushWindow, "with telemetry on, time the agent may take after its turn to flush its own telemetry and exit (0: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -157,7 +162,10 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	turn, err := headless.Start(context.Background(), spec)
+	ctx := tf.start("headless")
+	spec.Env = append(spec.Env, tf.env()...)
+	spec.FlushWindow = negIfZero(*flushWindow)
+	turn, err := headless.Start(ctx, spec)
 	if err != nil {
 		if view != nil {
 			view.stop()

@@ -25,7 +25,9 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:]))
+	code := dispatch(os.Args[1:])
+	flushTelemetry() // bounded: spans ended before the exit are exported
+	os.Exit(code)
 }
 
 func dispatch(args []string) int {

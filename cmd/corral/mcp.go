@@ -59,8 +59,13 @@ Flags:
 
 func mcpMain(args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), sandboxHelp) }
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mcpUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), sandboxHelp+telemetryHelp)
+	}
 	build := toolFlags(fs, "workdir")
+	tf := addTelemetryFlags(fs)
 	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
 	token := fs.String("token", os.Getenv("CORRAL_MCP_TOKEN"), "bearer `TOKEN` HTTP clients must send (default $CORRAL_MCP_TOKEN)")
 	idle := fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
@@ -110,7 +115,9 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	base := tf.start("mcp")
+	tool.Env = append(tool.Env, tf.env()...)
+	ctx, stop := signal.NotifyContext(base, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *addr == "" {
 		if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
@@ -126,7 +133,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: *token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}))
+	mux.Handle("/mcp", withTelemetry(srv.Handler(mcpserver.HTTPOptions{Token: *token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}), base))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,7 +42,7 @@ when a signal N ended it; 130 or 143 when corral got SIGINT or SIGTERM.
 Flags:
 `
 
-const runUsageTail = sandboxHelp
+const runUsageTail = sandboxHelp + telemetryHelp
 
 type stringList []string
 
@@ -73,6 +72,7 @@ func runMain(args []string) int {
 	fs.Var(&allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
 	sbf := addSandboxFlags(fs, "workdir")
+	tf := addTelemetryFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -136,7 +136,9 @@ func runMain(args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	p, err := proc.Start(context.Background(), spec)
+	ctx := tf.start("run")
+	spec.Env = append(spec.Env, tf.env()...)
+	p, err := proc.Start(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)
 		return startFailure(err)
