@@ -61,7 +61,8 @@ func (t *runTrace) start(ctx context.Context, spec *Spec, path string) context.C
 	if spec.Sandbox.Enabled() {
 		attrs = append(attrs, attribute.String("corral.sandbox.mode", string(spec.Sandbox.Mode)))
 	}
-	if args, ok := tracing.Content(ctx, joinArgs(spec.Args)); ok {
+	if tracing.Recording(ctx) { // a shell's arguments hold its whole wrapper: join them only then
+		args, _ := tracing.Content(ctx, joinArgs(spec.Args))
 		attrs = append(attrs, attribute.String("process.command_line", args))
 	}
 	span.SetAttributes(attrs...)

@@ -14,6 +14,11 @@ import (
 	"github.com/corralrun/corral/internal/telemetry/wire"
 )
 
+// attrsCap is the room a span starts with for its attributes: corral's
+// spans have up to about twenty, so they are set without growing the
+// slice.
+const attrsCap = 24
+
 // span is a sampled span being recorded.
 type span struct {
 	embedded.Span
@@ -34,6 +39,7 @@ func newSpan(t *tracer, name string, sc, parent trace.SpanContext, cfg *trace.Sp
 		s.start = time.Now()
 	}
 	s.w.Name = name
+	s.w.Attrs = make([]attribute.KeyValue, 0, attrsCap)
 	s.SetAttributes(cfg.Attributes()...)
 	for _, l := range cfg.Links() {
 		s.AddLink(l)

@@ -2,7 +2,6 @@
 
 // Mutant: Spans record commands, prompts and outputs though nobody asked (still redacted).
 // Guarantee: 5. secrets are never logged (span data holds no content unless asked)
-// Caught: ./proc TestRunGivesTheCommandItsTraceContext
 // Caught: ./shell TestSessionCommandIsASpanAboveItsRun
 // Caught: ./headless TestTracedTurnIsASpanTree
 
