@@ -352,3 +352,18 @@ func attrValues(spans []otlpsink.Span) []string {
 	}
 	return out
 }
+
+// TestOTLPPassEnvGivesTheCommandTheOTELVariablesAsked: --otel-pass-env
+// passes the OTEL_* variables it names, with corral's values (a flag's
+// included), even under --env clean; no other.
+func TestOTLPPassEnvGivesTheCommandTheOTELVariablesAsked(t *testing.T) {
+	withExporter(t)
+	sink := otlpsink.Start(t)
+	env := append(baseEnv(), "OTEL_SERVICE_NAME=from-env", "OTEL_RESOURCE_ATTRIBUTES=team=x")
+	out, errOut, code := corralWith(t, env, "run", "--env", "clean", "--otel-endpoint", sink.HTTP, "--otel-service-name", "from-flag",
+		"--otel-pass-env", "OTEL_EXPORTER_OTLP_*", "--otel-pass-env", "OTEL_SERVICE_NAME", "--",
+		"/bin/sh", "-c", `echo "$OTEL_EXPORTER_OTLP_ENDPOINT|$OTEL_SERVICE_NAME|${OTEL_RESOURCE_ATTRIBUTES-unset}"`)
+	if want := sink.HTTP + "|from-flag|unset"; code != 0 || strings.TrimSpace(out) != want {
+		t.Errorf("exit %d, the command saw %q, want %q\n%s", code, out, want, errOut)
+	}
+}
