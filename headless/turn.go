@@ -24,8 +24,9 @@ import (
 // ends the turn and then tears the process tree down; the core's goroutines
 // (see proc.Process) read the stream and call the parser. All of them have
 // ended when TornDown is closed, which happens no later than the end of
-// the turn plus Spec.Linger (for a turn the agent ended itself) plus the
-// core's grace and drain bounds.
+// the turn plus Spec.Linger (for a turn the agent ended itself; for a
+// traced turn, Spec.FlushWindow when it is longer) plus the core's grace
+// and drain bounds.
 type Turn struct {
 	spec    Spec
 	p       *proc.Process
@@ -62,6 +63,8 @@ type Turn struct {
 	res      *Result
 	final    *Result
 	err      error
+
+	trace turnTrace // the turn's spans (trace.go)
 }
 
 // ended.
@@ -132,8 +135,10 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 	}
 	now := time.Now()
 	t.lastOut.Store(now.UnixNano())
-	p, err := proc.Start(context.Background(), ps)
+	t.trace = startTurn(ctx, spec)
+	p, err := proc.Start(t.trace.procContext(), ps)
 	if err != nil {
+		t.trace.startFailed(err)
 		t.tr.close()
 		if spec.TranscriptPath != "" {
 			os.Remove(spec.TranscriptPath)
@@ -416,6 +421,7 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 		res.Finalize = finalization(t.endRead, t.endSignal, t.slept)
 	}
 	t.mu.Unlock()
+	t.trace.endTurn(res, end)
 	t.res = res
 	close(t.done)
 }
@@ -424,12 +430,15 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 // within Linger; anything else is stopped at once.
 func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	end := time.Now()
+	linger := t.lingerFor(by)
+	t.trace.beginTeardown(linger)
+	byItself := procDone
 	if !procDone {
-		linger := setting.Or(t.spec.Linger, DefaultLinger)
-		if by == FinalizedByResult && linger > 0 {
+		if linger > 0 {
 			lt := time.NewTimer(linger)
 			select {
 			case <-t.p.Done():
+				byItself = true
 			case <-lt.C:
 				t.p.Stop()
 			}
@@ -443,6 +452,7 @@ func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	}
 	final := *t.res
 	t.addProcess(&final, end)
+	t.trace.endTeardown(byItself, final.Proc)
 	t.tr.close()
 	t.mu.Lock()
 	if t.tr != nil && t.tr.truncated {

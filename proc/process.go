@@ -15,6 +15,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/mutant"
+	"github.com/corralrun/corral/internal/tracing"
 )
 
 // Errors returned by Start. They are wrapped with the detail of what
@@ -79,6 +80,8 @@ type Process struct {
 	killed map[procKey]struct{}
 	res    Result
 	err    error
+
+	tr runTrace // the run's spans (trace.go)
 }
 
 // Run starts the command described by spec and waits for it. See Start and
@@ -164,6 +167,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		copyStdin.abandon()
 		return nil, fmt.Errorf("proc: not started: %w", err)
 	}
+	env = tracing.Env(p.tr.start(ctx, spec, path), env)
 	c, err := spawn(&spawnAttr{
 		path:  path,
 		args:  spec.Args,
@@ -183,7 +187,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err != nil {
 		p.closeStreams()
 		copyStdin.abandon()
-		return nil, startError(path, spec, err)
+		err = startError(path, spec, err)
+		p.tr.startFailed(err)
+		return nil, err
 	}
 	// The run, and its timeout, start when the command runs: starting an
 	// init or building a sandbox came before.
@@ -200,6 +206,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if b, ok := c.(bindingReporter); ok {
 		p.res.Binding, p.res.BindingNote = b.binding()
 	}
+	p.tr.started(&p.res)
 	copyStdin.start()
 	for _, s := range p.streams {
 		s.poke = p.clock.poke
@@ -469,6 +476,7 @@ const execWindow = 250 * time.Millisecond
 // after SIGKILL, Drain from the kill, during which the tree's death is
 // confirmed too (a loaded machine takes a while to run the exits).
 func (p *Process) escalate(due time.Time) time.Time {
+	p.tr.beginTeardown(p)
 	if g := p.spec.grace(); g > 0 {
 		sig := p.spec.StopSignal
 		if sig == 0 {
@@ -478,10 +486,12 @@ func (p *Process) escalate(due time.Time) time.Time {
 		var signalled []procKey
 		p.clock.kernel(func() { sent, signalled = p.child.stopTree(sig) })
 		p.addKilled(signalled)
+		p.tr.sentSignal(sig)
 		p.tl.Stop = p.clock.event(due, 0)
 		late := func() { p.clock.kernel(func() { p.addKilled(p.child.signalLate(sig, sent)) }) }
 		due = p.tl.Stop.At.Add(g)
 		if p.waitGone(due, late) {
+			p.tr.treeGone()
 			p.tl.Gone = Event{At: time.Now()}
 			return p.tl.Gone.At.Add(p.spec.drain())
 		}
@@ -489,6 +499,7 @@ func (p *Process) escalate(due time.Time) time.Time {
 	if mutant.KillLate {
 		time.Sleep(200 * time.Millisecond)
 	}
+	p.tr.sentKill()
 	p.clock.kernel(func() { p.addKilled(p.child.killTree()) })
 	p.tl.Kill = p.clock.event(due, 0)
 	deadline := p.tl.Kill.At.Add(max(p.spec.drain(), killConfirm))
@@ -671,6 +682,9 @@ func (p *Process) finish() {
 	p.res.Duration = time.Since(p.start)
 	over := latest(p.tl.Drained.At, p.tl.Gone.At)
 	p.tree.Lock()
+	if p.tr.recording() {
+		p.tr.oomKills = oomKills(p.child)
+	}
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
 	p.tree.Unlock()
 	if err != nil {
@@ -694,6 +708,7 @@ func (p *Process) finish() {
 	}
 	p.tl.Returned = p.clock.event(over, credit)
 	p.res.Timeline = p.tl
+	p.tr.end(&p.res, p.err)
 }
 
 // othersWaiter is a child that, in finish, waited for other processes to

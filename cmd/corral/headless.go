@@ -85,12 +85,18 @@ type headlessFlags struct {
 	toolLimits, setEnv                      stringList
 	sbf                                     *sandboxFlags
 	spf                                     *spendFlags
+	tf                                      *telemetryFlags
+	flushWindow                             *time.Duration
 }
 
 func newHeadlessFlags(stderr io.Writer) *headlessFlags {
 	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults(); fmt.Fprint(stderr, sandboxHelp) }
+	fs.Usage = func() {
+		fmt.Fprint(stderr, headlessUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, sandboxHelp+telemetryHelp)
+	}
 	f := &headlessFlags{
 		fs:          fs,
 		timeout:     nonNegDuration(fs, "timeout", 0, "budget of the whole turn (0: none)"),
@@ -111,6 +117,8 @@ func newHeadlessFlags(stderr io.Writer) *headlessFlags {
 	fs.Var(&f.setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
 	f.sbf = addSandboxFlags(fs, "workdir")
 	f.spf = addSpendFlags(fs)
+	f.tf = addTelemetryFlags(fs)
+	f.flushWindow = fs.Duration("otel-flush-window", headless.DefaultFlushWindow, "with telemetry on, time the agent may take after its turn to flush its own telemetry and exit (0: none)")
 	return f
 }
 
@@ -137,7 +145,10 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		view = newHeadlessView(stdout)
 		spec.OnEvent = view.event
 	}
-	return runHeadlessTurn(spec, view, *f.asJSON, stdout, stderr)
+	ctx := f.tf.start("headless")
+	spec.Env = append(spec.Env, f.tf.env()...)
+	spec.FlushWindow = negIfZero(*f.flushWindow)
+	return runHeadlessTurn(ctx, spec, view, *f.asJSON, stdout, stderr)
 }
 
 // spec builds the turn's Spec from the flags.
@@ -187,11 +198,11 @@ func (f *headlessFlags) spec() (*headless.Spec, error) {
 // status once the agent's tree is gone. SIGINT, SIGTERM and SIGHUP cancel
 // the turn; SIGTSTP is dropped: stopping corral alone would stop the
 // turn's watchdogs while the agent, in a session of its own, runs on.
-func runHeadlessTurn(spec *headless.Spec, view *headlessView, asJSON bool, stdout, stderr io.Writer) int {
+func runHeadlessTurn(ctx context.Context, spec *headless.Spec, view *headlessView, asJSON bool, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, append(stopSignals, holdSignals...)...)
 	defer signal.Stop(sigs)
-	turn, err := headless.Start(context.Background(), spec)
+	turn, err := headless.Start(ctx, spec)
 	if err != nil {
 		if view != nil {
 			view.stop()

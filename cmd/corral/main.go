@@ -28,7 +28,9 @@ func main() {
 	if invokedAsTimeout(os.Args[0]) {
 		os.Exit(gnuTimeout(os.Args[0], os.Args[1:]))
 	}
-	os.Exit(dispatch(os.Args[1:]))
+	code := dispatch(os.Args[1:])
+	flushTelemetry() // bounded: spans ended before the exit are exported
+	os.Exit(code)
 }
 
 func dispatch(args []string) int {

@@ -52,7 +52,7 @@ and behaviour (the caller's own terminal and streams), see corral timeout.
 Flags:
 `
 
-const runUsageTail = sandboxHelp
+const runUsageTail = sandboxHelp + telemetryHelp
 
 type stringList []string
 
@@ -71,6 +71,7 @@ type runFlags struct {
 	asJSON                                                    *bool
 	allowEnv, setEnv                                          stringList
 	sbf                                                       *sandboxFlags
+	tf                                                        *telemetryFlags
 }
 
 func newRunFlags() *runFlags {
@@ -96,6 +97,7 @@ func newRunFlags() *runFlags {
 	fs.Var(&f.allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
 	fs.Var(&f.setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
 	f.sbf = addSandboxFlags(fs, "workdir")
+	f.tf = addTelemetryFlags(fs)
 	return f
 }
 
@@ -119,7 +121,9 @@ func runMain(args []string) int {
 	if f, ok := spec.Stdin.(*os.File); ok && f != os.Stdin {
 		defer f.Close()
 	}
-	return runSpec(spec, *f.asJSON)
+	ctx := f.tf.start("run")
+	spec.Env = append(spec.Env, f.tf.env()...)
+	return runSpec(ctx, spec, *f.asJSON)
 }
 
 // spec builds the run's Spec from the flags.
@@ -197,10 +201,10 @@ func runStdin(s string) (io.Reader, error) {
 }
 
 // runSpec runs spec, says the result and returns the exit status.
-func runSpec(spec *proc.Spec, asJSON bool) int {
+func runSpec(ctx context.Context, spec *proc.Spec, asJSON bool) int {
 	sigs := watchTreeSignals()
 	defer sigs.stop()
-	p, err := proc.Start(context.Background(), spec)
+	p, err := proc.Start(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)
 		return startFailure(err)
