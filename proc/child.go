@@ -59,6 +59,7 @@ type spawnAttr struct {
 
 	sandbox   corral.Sandbox
 	enclosure *Enclosure
+	guard     *Guard
 }
 
 // bindingReporter is a child that knows what ends its tree if the

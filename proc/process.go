@@ -105,6 +105,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err := checkSandbox(spec); err != nil {
 		return nil, err
 	}
+	if err := checkGuard(spec); err != nil {
+		return nil, err
+	}
 	p := &Process{
 		spec:   *spec,
 		ctx:    ctx,
@@ -163,6 +166,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 
 		sandbox:   spec.Sandbox,
 		enclosure: spec.Enclosure,
+		guard:     spec.Guard,
 	})
 	if err != nil {
 		p.closeStreams()
@@ -497,6 +501,9 @@ func (p *Process) finish() {
 	p.res.Stderr = p.streams[1].finish()
 	if r, ok := p.child.(sandboxReporter); ok {
 		p.res.Sandbox = r.sandboxResult()
+	}
+	if r, ok := p.child.(guardReporter); ok {
+		p.res.Guard = r.guardResult()
 	}
 }
 

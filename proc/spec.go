@@ -120,6 +120,12 @@ type Spec struct {
 	// Enclosure, if set, runs the command inside a sandbox it shares with
 	// other runs (see NewEnclosure). Sandbox must then be zero.
 	Enclosure *Enclosure
+
+	// Guard, if set, keeps the run from this process's secrets (see
+	// Guard): its own pid, mount and IPC namespaces, the paths it hides,
+	// no device, no capability beyond GuardCapabilities. Nil runs the
+	// command unguarded. Not taken with an Enclosure.
+	Guard *Guard
 }
 
 // Credential names the user and groups to run a command as.
