@@ -272,6 +272,12 @@ type Spec struct {
 	// nothing runs.
 	Sandbox corral.Sandbox
 
+	// Guard, if set, keeps the agent and everything it runs from the
+	// caller's secrets, as in proc.Spec.Guard. When it cannot be built,
+	// Start fails with an error wrapping proc.ErrGuardUnavailable and
+	// nothing runs.
+	Guard *proc.Guard
+
 	// OnStart, if set, is called once, right after the agent is spawned and
 	// before Start returns, with the handle a service records to reclaim
 	// the tree after a crash.

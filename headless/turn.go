@@ -131,6 +131,7 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		Limits:      spec.Limits,
 		Credential:  spec.Credential,
 		Sandbox:     spec.Sandbox,
+		Guard:       spec.Guard,
 		Label:       label,
 	}
 	now := time.Now()

@@ -62,6 +62,7 @@ type spawnAttr struct {
 
 	sandbox   corral.Sandbox
 	enclosure *Enclosure
+	guard     *Guard
 
 	shareGroup bool // Spec.ShareGroup
 }

@@ -70,7 +70,7 @@ func spawn(a *spawnAttr) (child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.enclosure == nil {
+	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.guard == nil && a.enclosure == nil {
 		return nil, fmt.Errorf("%w: the pidns tier holds sandboxed runs only", ErrTierUnavailable)
 	}
 	if err := checkShareGroup(a, tier); err != nil {
@@ -79,7 +79,7 @@ func spawn(a *spawnAttr) (child, error) {
 	switch {
 	case a.enclosure != nil:
 		return spawnInEnclosure(a)
-	case a.sandbox.Enabled():
+	case a.sandbox.Enabled() || a.guard != nil:
 		return spawnSandboxed(a, tier, why)
 	case tier != corral.ContainmentCgroup:
 		c, err := startInit(a, initAttr{tier: tier, why: why, limits: noLimits(a.limit)})
@@ -105,14 +105,14 @@ func noLimits(l Limits) string {
 	return ""
 }
 
-// spawnSandboxed starts a sandboxed run: an init in namespaces of its own,
-// in a cgroup leaf when the tier is cgroup.
+// spawnSandboxed starts a sandboxed (or guarded) run: an init in
+// namespaces of its own, in a cgroup leaf when the tier is cgroup.
 func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, error) {
 	uid := -1
 	if a.cred != nil {
 		uid = int(a.cred.UID)
 	}
-	b, err := newBox(a.sandbox, a.dir, nil, uid)
+	b, err := newRunBox(a, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	}
 	c, err := startInit(a, ia)
 	if err != nil {
-		return nil, sandboxStartError(err)
+		return nil, b.startError(err)
 	}
 	return c, nil
 }

@@ -78,5 +78,6 @@
 // do and returns 0.
 //
 // Outside Linux, a Spec that asks for a sandbox (Spec.Sandbox) fails with
-// ErrSandboxUnavailable and nothing runs.
+// ErrSandboxUnavailable, and one that asks for the task guard
+// (Spec.Guard) with ErrGuardUnavailable; nothing runs.
 package proc

@@ -209,6 +209,10 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 // sandbox kept across its exec when it is not root; and death with this
 // process.
 func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
+	if p.Guard != nil {
+		guardAttr(sys)
+		return
+	}
 	sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 	if p.Network == corral.NetworkNone {
 		sys.Cloneflags |= unix.CLONE_NEWNET

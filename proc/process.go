@@ -123,6 +123,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err := checkSandbox(spec); err != nil {
 		return nil, err
 	}
+	if err := checkGuard(spec); err != nil {
+		return nil, err
+	}
 	p := &Process{
 		spec:   *spec,
 		ctx:    ctx,
@@ -181,6 +184,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 
 		sandbox:   spec.Sandbox,
 		enclosure: spec.Enclosure,
+		guard:     spec.Guard,
 
 		shareGroup: spec.ShareGroup,
 	})
@@ -705,6 +709,9 @@ func (p *Process) finish() {
 	var credit time.Duration
 	if w, ok := p.child.(othersWaiter); ok {
 		credit = w.othersWait()
+	}
+	if r, ok := p.child.(guardReporter); ok {
+		p.res.Guard = r.guardResult()
 	}
 	p.tl.Returned = p.clock.event(over, credit)
 	p.res.Timeline = p.tl

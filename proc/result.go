@@ -67,6 +67,10 @@ type Result struct {
 	// Sandbox says what confined the run; nil when it ran unconfined.
 	Sandbox *corral.SandboxReport
 
+	// Guard says what kept the run from its supervisor's secrets (see
+	// Spec.Guard); nil when the spec asked for no guard.
+	Guard *corral.GuardReport
+
 	// Survivors counts processes of the tree still alive when the run was
 	// over although they should have been killed. Corral's guarantee is
 	// that it is zero in the cgroup and subreaper tiers; a process stuck in

@@ -143,6 +143,12 @@ type Spec struct {
 	// group. On macOS and the BSDs the command leads a group of its own in
 	// the supervisor's session. Windows has no such thing and ignores it.
 	ShareGroup bool
+
+	// Guard, if set, keeps the run from this process's secrets (see
+	// Guard): its own pid, mount and IPC namespaces, the paths it hides,
+	// no device, no capability beyond GuardCapabilities. Nil runs the
+	// command unguarded. Not taken with an Enclosure.
+	Guard *Guard
 }
 
 // Credential names the user and groups to run a command as.
