@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -47,6 +48,7 @@ type initChild struct {
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed
 	alone    atomic.Bool   // nothing else of the tree was left when it exited
+	settled  time.Duration // finish's wait for the init to kill what was left
 	reader   chan struct{} // closed when the control reader is done
 	stopOnce sync.Once
 }

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/shim"
@@ -76,12 +77,52 @@ func (c *initChild) reuse() bool {
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
-	// The init answers Idle once it waits for the next run; whoever takes
-	// it next skips that answer.
-	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil || !c.putIdle() {
+	// The init kills what is left below it (with the process-group tier,
+	// what left the group), then answers Idle once it waits for the next
+	// run. When the command left something, that answer is waited for: the
+	// run is not over while a process of it lives. Otherwise whoever takes
+	// the init next skips the answer.
+	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil {
+		c.letGo()
+		return true
+	}
+	if !c.alone.Load() && !mutant.IdleUnawaited && !c.idleAnswered() {
+		c.letGo()
+		return true
+	}
+	if !c.putIdle() {
 		c.letGo()
 	}
 	return true
+}
+
+// othersWait is the time finish spent waiting for the init to kill what
+// the command left: the init's work, on a machine that may keep it from a
+// CPU.
+func (c *initChild) othersWait() time.Duration { return c.settled }
+
+// idleAnswered waits, up to killWait, for the init's Idle answer: sent
+// once it has killed and reaped what was left below it. It reports false
+// when the init said something else, or nothing in time (it is then let
+// go, and its exit takes what is left).
+func (c *initChild) idleAnswered() bool {
+	got := make(chan bool, 1)
+	go func() {
+		m, files, err := c.ctl.Recv()
+		shimCloseAll(files)
+		got <- err == nil && m.Op == shim.OpIdle
+	}()
+	start := time.Now()
+	defer func() { c.settled += time.Since(start) }()
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case ok := <-got:
+		return ok
+	case <-t.C:
+		// letGo closes the connection, which ends the Recv.
+		return false
+	}
 }
 
 // waitInit waits for the init to exit after Exit (it kills anything left

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 )
 
@@ -31,6 +32,10 @@ type ownClock struct {
 	// instruction after it (see nap).
 	near   time.Duration
 	nearAt time.Time
+
+	// How long the thread slept past the end it gave the kernel, in a nap
+	// that ended at an action's due time (see nap).
+	overslept time.Duration
 
 	// When, since the last event, the thread was blocked in the kernel in
 	// calls that do not wait by design (see kernel).
@@ -148,10 +153,12 @@ func (c *ownClock) event(due time.Time, credit time.Duration) Event {
 	if !c.nearAt.IsZero() && !c.nearAt.After(due) {
 		// The goroutine woke on its thread but may have waited for the
 		// runtime's processor, held by a thread the machine kept from a
-		// CPU: the other threads' waits around the wake-up.
-		credit += c.near
+		// CPU: the other threads' waits around the wake-up; or it slept
+		// past its wake-up, parked until the runtime gave it a processor
+		// (the larger of the two: they may be one delay seen twice).
+		credit += max(c.near, c.overslept)
 	}
-	c.near, c.nearAt = 0, time.Time{}
+	c.near, c.nearAt, c.overslept = 0, time.Time{}, 0
 	ev.Starved = min(max(ev.Starved, 0)+credit, wall)
 	ev.Late = wall - ev.Starved
 	return ev
@@ -172,8 +179,11 @@ func (c *ownClock) nap(d time.Duration, exit *os.File, due bool) bool {
 	}
 	fds := []unix.PollFd{{Fd: int32(wake), Events: unix.POLLIN}}
 	c.sample()
-	c.near, c.nearAt = 0, time.Time{}
+	c.near, c.nearAt, c.overslept = 0, time.Time{}, 0
 	end := time.Now().Add(d)
+	if mutant.NapLate && due {
+		end = end.Add(200 * time.Millisecond)
+	}
 	wait := func() bool {
 		if len(fds) > 1 {
 			if n, err := unix.Poll(fds[1:], 0); err != nil || n > 0 {
@@ -182,10 +192,12 @@ func (c *ownClock) nap(d time.Duration, exit *os.File, due bool) bool {
 		}
 		look := due
 		var near threadsWait
+		r0, w0 := procfs.SchedTimes(c.tid)
 		defer func() {
 			if near != nil {
 				// Back in Go code: the runtime gave a processor back.
 				c.near = c.since(near)
+				c.overslept = c.oversleptSince(end, r0, w0)
 			}
 		}()
 		for {
@@ -226,6 +238,24 @@ func (c *ownClock) nap(d time.Duration, exit *os.File, due bool) bool {
 		waited = wait()
 	})
 	return waited
+}
+
+// oversleptSince returns how long the locked thread slept past end, the
+// end of the nap it asked the kernel for, given its run and run-queue
+// times r0 and w0 from before the nap: of the wall time since end, what it
+// neither ran nor waited for a CPU, it slept. That is the kernel waking it
+// late, or the runtime keeping it parked after the system call until a
+// processor was free (the process's other goroutines held them all): not
+// corral's own choice, which was end. The time it ran and waited since
+// before the nap is all taken off, so the figure is at most the true one.
+// Zero where the kernel does not report the times.
+func (c *ownClock) oversleptSince(end time.Time, r0, w0 time.Duration) time.Duration {
+	now := time.Now()
+	r1, w1 := procfs.SchedTimes(c.tid)
+	if r1 == 0 && w1 == 0 {
+		return 0
+	}
+	return max(now.Sub(end)-(r1-r0)-(w1-w0), 0)
 }
 
 // threadsWait is the run-queue wait of each thread of this process at a

@@ -598,19 +598,29 @@ func survivorNote(stuck []stuckProc, others int) string {
 func (p *Process) waitGone(deadline time.Time, each func()) bool {
 	d := 500 * time.Microsecond
 	for {
-		if p.mainExited() && p.child.alive() == 0 {
+		if p.mainExited() && p.treeGone() {
 			return true
-		}
-		if each != nil {
-			each()
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false
 		}
+		if each != nil {
+			each()
+		}
 		p.nap(min(d, left), left <= d)
 		d = min(d*2, 10*time.Millisecond)
 	}
+}
+
+// treeGone reports whether nothing of the tree is alive. Reading the tree
+// (a cgroup's process list, /proc) does not wait by design, but may be
+// blocked on the kernel's locks: that is the machine's time (see
+// ownClock.kernel).
+func (p *Process) treeGone() bool {
+	n := 0
+	p.clock.kernel(func() { n = p.child.alive() })
+	return n == 0
 }
 
 func (p *Process) mainExited() bool {

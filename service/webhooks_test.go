@@ -175,7 +175,9 @@ func TestWebhooksWaitOutAReceiverDownForAMinute(t *testing.T) {
 		t.Skipf("SKIP: the receiver's port was taken while it was down: %v", err)
 	}
 	rcv.serve(ln)
-	testutil.WaitFor(t, 30*time.Second, "the events delivered once the receiver is back", func() bool { return len(rcv.of(e.ID)) == 2 })
+	// The backoff doubles from 200 ms: a minute down, the attempt due next
+	// may be up to 51.2 s away (25.6 s to 51.2 s with the jitter).
+	testutil.WaitFor(t, 90*time.Second, "the events delivered once the receiver is back", func() bool { return len(rcv.of(e.ID)) == 2 })
 	if got := rcv.of(e.ID); !sameEvents(got, []string{"started", "succeeded"}) {
 		t.Fatalf("events %v", got)
 	}

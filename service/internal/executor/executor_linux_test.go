@@ -105,7 +105,11 @@ func TestInputNeverReachesTheShellsArguments(t *testing.T) {
 	started := make(chan int, 1)
 	done := make(chan struct{})
 	var cmdlines []string
+	// The script waits until its command line was seen: a shell that ran
+	// to its end first would leave nothing to look at.
+	seen := filepath.Join(t.TempDir(), "seen")
 	go func() {
+		defer os.WriteFile(seen, nil, 0o644)
 		defer close(done)
 		pid := <-started
 		deadline := time.Now().Add(30 * time.Second)
@@ -121,7 +125,7 @@ func TestInputNeverReachesTheShellsArguments(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	script := "# " + marker + "\nread line; echo \"stdin gave [$line] rc=$?\"\nprintf '%s\\n' 'multi' 'line'\nexit 3"
+	script := "# " + marker + "\nfor i in $(seq 2000); do [ -e " + seen + " ] && break; sleep 0.01; done\nread line; echo \"stdin gave [$line] rc=$?\"\nprintf '%s\\n' 'multi' 'line'\nexit 3"
 	res, out := run(t, &executor.Policy{}, corral.Agent{}, script, func(h proc.Handle) { started <- h.Pid })
 	<-done
 	if res.Status != corral.StatusFailed || res.ExitCode == nil || *res.ExitCode != 3 {
