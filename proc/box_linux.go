@@ -49,7 +49,7 @@ func newBox(sb corral.Sandbox, workdir string, private []string, uid int) (*box,
 		}
 		p.Private = append(p.Private, r)
 	}
-	tmp, err := os.MkdirTemp("", "corral-sandbox-")
+	tmp, err := makeBoxTmp()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the private /tmp: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +278,10 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 		t.Run(caseName(how), func(t *testing.T) {
 			becomeSubreaper(t)
 			tag := testutil.Tag(t)
+			boxed := strings.Contains(how, "sandbox") || strings.Contains(how, "enclosure")
+			if boxed {
+				t.Setenv("TMPDIR", t.TempDir()) // where the supervisor makes its sandbox's /tmp
+			}
 			cmd, s := startSupervisor(t, tag, how)
 			if s.Handle.Init == 0 && s.Guardian == 0 {
 				t.Fatalf("nothing binds the tree to the supervisor: %+v", s)
@@ -293,6 +298,17 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 				t.Errorf("the tree took %v to go after the supervisor's death (%v of CPU starvation)", took, clock.Waited())
 			}
 			orphansReaped(t, kids)
+			if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "corral-sandbox-*")); boxed && len(left) > 0 {
+				// The dead supervisor could not remove its sandbox's
+				// private /tmp; the next sandbox made on the machine does.
+				t.Logf("the dead supervisor left %d private /tmp directories; sweeping", len(left))
+				if n := proc.SweepBoxTmps(); n != len(left) {
+					t.Errorf("the sweep removed %d of the dead supervisor's %d directories %v", n, len(left), left)
+				}
+				if again, _ := filepath.Glob(filepath.Join(os.TempDir(), "corral-sandbox-*")); len(again) > 0 {
+					t.Errorf("left behind: %v", again)
+				}
+			}
 		})
 	}
 }

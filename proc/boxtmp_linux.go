@@ -1,0 +1,113 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/corralrun/corral/internal/mutant"
+	"github.com/corralrun/corral/internal/procfs"
+)
+
+// A sandbox's private /tmp is a directory of the host's temporary
+// directory, removed when the sandbox closes. A supervisor killed with
+// SIGKILL closes nothing: its sandboxes' trees die with it (guarantee 7),
+// and their directories would stay. So each is named for the process that
+// made it — corral-sandbox-NS.PID.START-RANDOM: its pid namespace, pid and
+// start time — and a later corral that makes a sandbox removes those whose
+// maker has ended, in its own pid namespace (a pid of another namespace
+// names nobody here), of its own user (root: of any).
+const boxTmpPrefix = "corral-sandbox-"
+
+// boxTmpSweepEvery is how often, at most, making a sandbox looks for the
+// directories of dead supervisors.
+const boxTmpSweepEvery = time.Minute
+
+var boxTmpSweep struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// makeBoxTmp makes a sandbox's private /tmp, named for this process, and
+// first removes what dead supervisors left (at most once a minute).
+func makeBoxTmp() (string, error) {
+	boxTmpSweep.mu.Lock()
+	if time.Since(boxTmpSweep.last) >= boxTmpSweepEvery {
+		boxTmpSweep.last = time.Now()
+		sweepBoxTmps()
+	}
+	boxTmpSweep.mu.Unlock()
+	return os.MkdirTemp("", boxTmpPrefix+boxTmpMaker(os.Getpid())+"-")
+}
+
+// boxTmpMaker names process pid, of this pid namespace: NS.PID.START.
+func boxTmpMaker(pid int) string {
+	st, _ := procfs.ReadStat(pid)
+	return fmt.Sprintf("%d.%d.%d", pidNamespace(), pid, st.Start)
+}
+
+// sweepBoxTmps removes the private /tmp directories of sandboxes whose
+// supervisor has ended without closing them (see makeBoxTmp), with what
+// their runs left in them, and returns how many it removed.
+func sweepBoxTmps() int {
+	dir := os.TempDir()
+	ents, err := os.ReadDir(dir)
+	if err != nil || mutant.BoxTmpKept {
+		return 0
+	}
+	ns, euid, n := pidNamespace(), os.Geteuid(), 0
+	for _, e := range ents {
+		name, ok := strings.CutPrefix(e.Name(), boxTmpPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		maker, _, _ := strings.Cut(name, "-")
+		f := strings.Split(maker, ".")
+		if len(f) != 3 {
+			continue // not named for its maker
+		}
+		mns, err1 := strconv.ParseUint(f[0], 10, 64)
+		pid, err2 := strconv.Atoi(f[1])
+		start, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || mns != ns || pid == os.Getpid() || !makerGone(pid, start) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		var st syscall.Stat_t
+		if syscall.Lstat(path, &st) != nil || (euid != 0 && int(st.Uid) != euid) {
+			continue
+		}
+		if os.RemoveAll(path) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// makerGone reports whether the process pid that started at start has
+// ended: no process has the pid, or another does, or it is a zombie.
+func makerGone(pid int, start uint64) bool {
+	st, err := procfs.ReadStat(pid)
+	switch {
+	case errors.Is(err, procfs.ErrGone):
+		return true
+	case err != nil:
+		return false
+	}
+	return st.Start != start || st.Zombie()
+}
+
+// pidNamespace returns the inode of this process's pid namespace.
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if syscall.Stat("/proc/self/ns/pid", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
