@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +48,7 @@ func makeBoxTmp() (string, error) {
 // boxTmpMaker names process pid, of this pid namespace: NS.PID.START.
 func boxTmpMaker(pid int) string {
 	st, _ := procfs.ReadStat(pid)
-	return fmt.Sprintf("%d.%d.%d", pidNamespace(), pid, st.Start)
+	return fmt.Sprintf("%d.%d.%d", procfs.PIDNamespace(), pid, st.Start)
 }
 
 // sweepBoxTmps removes the private /tmp directories of sandboxes whose
@@ -61,7 +60,7 @@ func sweepBoxTmps() int {
 	if err != nil || mutant.BoxTmpKept {
 		return 0
 	}
-	ns, euid, n := pidNamespace(), os.Geteuid(), 0
+	ns, euid, n := procfs.PIDNamespace(), os.Geteuid(), 0
 	for _, e := range ents {
 		name, ok := strings.CutPrefix(e.Name(), boxTmpPrefix)
 		if !ok || !e.IsDir() {
@@ -75,7 +74,7 @@ func sweepBoxTmps() int {
 		mns, err1 := strconv.ParseUint(f[0], 10, 64)
 		pid, err2 := strconv.Atoi(f[1])
 		start, err3 := strconv.ParseUint(f[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || mns != ns || pid == os.Getpid() || !makerGone(pid, start) {
+		if err1 != nil || err2 != nil || err3 != nil || mns != ns || pid == os.Getpid() || !procfs.Ended(pid, start) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -88,26 +87,4 @@ func sweepBoxTmps() int {
 		}
 	}
 	return n
-}
-
-// makerGone reports whether the process pid that started at start has
-// ended: no process has the pid, or another does, or it is a zombie.
-func makerGone(pid int, start uint64) bool {
-	st, err := procfs.ReadStat(pid)
-	switch {
-	case errors.Is(err, procfs.ErrGone):
-		return true
-	case err != nil:
-		return false
-	}
-	return st.Start != start || st.Zombie()
-}
-
-// pidNamespace returns the inode of this process's pid namespace.
-func pidNamespace() uint64 {
-	var st syscall.Stat_t
-	if syscall.Stat("/proc/self/ns/pid", &st) != nil {
-		return 0
-	}
-	return st.Ino
 }

@@ -1,7 +1,6 @@
 package statedir
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -11,35 +10,15 @@ import (
 
 // current names this process.
 func current() owner {
-	o := owner{ns: pidNamespace(), pid: os.Getpid()}
+	o := owner{ns: procfs.PIDNamespace(), pid: os.Getpid()}
 	if st, err := procfs.ReadStat(o.pid); err == nil {
 		o.start = st.Start
 	}
 	return o
 }
 
-// pidNamespace returns the inode of this process's pid namespace.
-func pidNamespace() uint64 {
-	var st syscall.Stat_t
-	if syscall.Stat("/proc/self/ns/pid", &st) != nil {
-		return 0
-	}
-	return st.Ino
-}
-
-// gone reports whether o's process has ended: no process has its pid, or
-// the one that has it started at another time (the pid was reused), or it
-// is a zombie. A process that cannot be told about is not gone.
-func gone(o owner) bool {
-	st, err := procfs.ReadStat(o.pid)
-	switch {
-	case errors.Is(err, procfs.ErrGone):
-		return true
-	case err != nil:
-		return false
-	}
-	return st.Start != o.start || st.Zombie()
-}
+// gone reports whether o's process has ended (procfs.Ended).
+func gone(o owner) bool { return procfs.Ended(o.pid, o.start) }
 
 func ownedByUs(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
