@@ -48,8 +48,9 @@ func (s *Service) startSubmit(ctx context.Context, sub *store.Submission, parent
 		ctx = tracing.FromHeader(ctx, parent.TraceParent, parent.TraceState)
 	}
 	_, span := tracer.Get().Start(ctx, spanSubmit, opts...)
-	sc := span.SpanContext()
-	sub.TraceParent, sub.TraceState = tracing.Traceparent(sc), sc.TraceState().String()
+	if sc := span.SpanContext(); sc.IsValid() { // no provider: no context
+		sub.TraceParent, sub.TraceState = tracing.Traceparent(sc), sc.TraceState().String()
+	}
 	if span.IsRecording() {
 		attrs := []attribute.KeyValue{
 			attribute.String("corral.agent", sub.Agent),
