@@ -99,8 +99,7 @@ func (s *Service) startExecution(ctx context.Context, r *store.Run, claimed time
 		return ctx, execTrace{}
 	}
 	e := r.Execution
-	parent := tracing.FromHeader(ctx, e.TraceParent, e.TraceState)
-	ctx, span := tracer.Get().Start(parent, spanExecution, trace.WithTimestamp(e.CreatedAt))
+	ctx, span := tracer.Get().Start(runTrace(ctx, e), spanExecution, trace.WithTimestamp(e.CreatedAt))
 	t := execTrace{span: span, ctx: ctx}
 	if !span.IsRecording() {
 		return ctx, t
@@ -153,7 +152,7 @@ func (s *Service) recoveredExecution(e *corral.Execution) execTrace {
 	if e.StartedAt != nil {
 		from = *e.StartedAt
 	}
-	ctx, span := tracer.Get().Start(tracing.FromHeader(context.Background(), e.TraceParent, e.TraceState), spanExecution, trace.WithTimestamp(from))
+	ctx, span := tracer.Get().Start(runTrace(context.Background(), e), spanExecution, trace.WithTimestamp(from))
 	if span.IsRecording() {
 		span.SetAttributes(append(executionAttrs(e, e.WorkerID), attribute.Bool("corral.recovered", true))...)
 	}
