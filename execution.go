@@ -42,6 +42,14 @@ type Execution struct {
 	// ResumeSession is the session of the attempt before that this one
 	// continues (its agent resumes sessions).
 	ResumeSession string `json:"resume_session,omitempty"`
+	// TraceParent and TraceState are the W3C trace context the
+	// execution's span is a child of, when the service traces
+	// (docs/observability.md): its submission's span, under the
+	// submitter's traceparent when it sent one. Every attempt of a run
+	// keeps its first attempt's, so that a retry continues the trace on
+	// whichever worker runs it. Empty when the service does not trace.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 	// ChainCostUSD is the cost of this attempt and those before it (while
 	// it runs, of those before it).
 	ChainCostUSD float64 `json:"chain_cost_usd,omitempty"`

@@ -164,7 +164,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, err := s.svc.Submit(r.Context(), service.Task{Agent: r.PathValue("name"), Input: req.Input, Timeout: req.Timeout})
+	e, err := s.svc.Submit(traced(r), service.Task{Agent: r.PathValue("name"), Input: req.Input, Timeout: req.Timeout})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -294,7 +294,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
-	e, err := s.svc.Retry(r.Context(), r.PathValue("id"))
+	e, err := s.svc.Retry(traced(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -399,7 +399,7 @@ func (s *Server) triggerSchedule(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.agentSchedule(w, r); !ok {
 		return
 	}
-	e, err := s.svc.TriggerSchedule(r.Context(), r.PathValue("id"))
+	e, err := s.svc.TriggerSchedule(traced(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -28,16 +28,20 @@ type Task struct {
 // returned with a *RejectedError (errors.Is ErrAtCapacity), whose message
 // is "agent at capacity (N/N parallel tasks running)".
 func (s *Service) Submit(ctx context.Context, t Task) (*corral.Execution, error) {
-	return s.submit(ctx, &store.Submission{Agent: t.Agent, Input: t.Input, Timeout: t.Timeout, Trigger: corral.TriggerAPI})
+	return s.submit(ctx, &store.Submission{Agent: t.Agent, Input: t.Input, Timeout: t.Timeout, Trigger: corral.TriggerAPI}, nil)
 }
 
-func (s *Service) submit(ctx context.Context, sub *store.Submission) (*corral.Execution, error) {
+// submit admits sub; when the service traces, its span is a child of
+// ctx's, else of the trace of the run prev (a retry's), else a new trace.
+func (s *Service) submit(ctx context.Context, sub *store.Submission, prev *corral.Execution) (e *corral.Execution, err error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
 	if err := checkInput(sub.Input, sub.Timeout); err != nil {
 		return nil, err
 	}
+	tr := s.startSubmit(ctx, sub, prev, false)
+	defer func() { tr.end(e, err) }()
 	start := time.Now()
 	adm, err := s.st.Submit(ctx, sub)
 	if err != nil {
@@ -45,7 +49,7 @@ func (s *Service) submit(ctx context.Context, sub *store.Submission) (*corral.Ex
 	}
 	s.metrics.Observe(mAdmission, time.Since(start).Seconds(), nil)
 	s.changed()
-	e := adm.Execution
+	e = adm.Execution
 	if e.Status == corral.StatusRejected {
 		s.metrics.Add(mRejected, 1, metrics.Labels{"agent", e.Agent})
 		s.metrics.Add(mFinished, 1, metrics.Labels{"agent", e.Agent, "status", string(e.Status)})
@@ -130,7 +134,7 @@ func (s *Service) Retry(ctx context.Context, id string) (*corral.Execution, erro
 	if !prev.Status.Terminal() {
 		return prev, fmt.Errorf("execution %s is still %s; retry it once it has finished: %w", id, prev.Status, ErrConflict)
 	}
-	return s.submit(ctx, &store.Submission{Agent: prev.Agent, Input: prev.Input, Timeout: prev.Timeout, Trigger: corral.TriggerRetry, RetryOf: prev.ID, Attempt: prev.Attempt + 1})
+	return s.submit(ctx, &store.Submission{Agent: prev.Agent, Input: prev.Input, Timeout: prev.Timeout, Trigger: corral.TriggerRetry, RetryOf: prev.ID, Attempt: prev.Attempt + 1}, prev)
 }
 
 // Slots returns the slots an agent holds now.

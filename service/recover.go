@@ -114,7 +114,7 @@ func (s *Service) interrupt(ctx context.Context, w *store.Worker, e *store.Run) 
 	if err != nil || mutant.NoRecoveryRetry {
 		a = nil // gone: nothing to retry it for
 	}
-	return s.finish(e.Execution, o, a, nil)
+	return s.finish(e.Execution, o, a, nil, s.recoveredExecution(e.Execution))
 }
 
 // recordedHandle returns the handle of r's process tree: the one its

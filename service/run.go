@@ -11,6 +11,7 @@ import (
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
+	"github.com/corralrun/corral/internal/tracing"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
 	"github.com/corralrun/corral/service/internal/metrics"
@@ -27,7 +28,8 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %v", store.ErrNotReady, err)
 	}
 	logPath := filepath.Join(s.logDir, id+".jsonl")
-	r, err := s.st.Claim(ctx, id, s.id, time.Now().UTC(), logPath)
+	claimed := time.Now().UTC()
+	r, err := s.st.Claim(ctx, id, s.id, claimed, logPath)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		s.hub.Notify(id)
 		return nil // a duplicate dispatch, or cancelled before it started
@@ -38,6 +40,7 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	e := r.Execution
 	s.changed()
 	s.hub.Notify(id)
+	ctx, tr := s.startExecution(ctx, r, claimed)
 	ctx, interrupt := context.WithCancelCause(ctx)
 	defer interrupt(nil)
 	run := &localRun{stop: make(chan struct{}), interrupt: interrupt}
@@ -56,19 +59,19 @@ func (s *Service) runExecution(ctx context.Context, id string) error {
 	a, err := s.st.GetAgent(ctx, e.Agent)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "agent " + e.Agent + " no longer exists"}, nil, nil, tr)
 	case err != nil:
-		return s.finish(e, &corral.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusInterrupted, ErrorType: corral.ErrorInterrupted, Error: "could not read the agent before starting: " + err.Error()}, nil, nil, tr)
 	}
 	ex := s.execs[a.Kind]
 	if ex == nil {
-		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, a, nil)
+		return s.finish(e, &corral.Outcome{Status: corral.StatusFailed, ErrorType: corral.ErrorStart, Error: "no executor for agent kind " + string(a.Kind)}, a, nil, tr)
 	}
 	o, treeGone := s.supervise(ctx, ex, a, e, logPath, run)
 	if o.Killed > 0 {
 		s.metrics.Add(mKilled, float64(o.Killed), nil)
 	}
-	return s.finish(e, o, a, &treeGone)
+	return s.finish(e, o, a, &treeGone, tr)
 }
 
 // supervise runs e of agent a with ex, its output logged to logPath and
@@ -87,6 +90,9 @@ func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral
 		lw = nil
 	}
 	red := redact.New(secretValues(a.Env, s.cfg.Env, s.cfg.Secrets)...)
+	if s.cfg.TraceContent {
+		ctx = tracing.WithContent(ctx, red)
+	}
 	logs := newLogStreams(red, lw)
 	timeout := e.Timeout.D()
 	if timeout == 0 {
@@ -96,12 +102,13 @@ func (s *Service) supervise(ctx context.Context, ex executor.Executor, a *corral
 	var rf runFileLater
 	spend := &runSpend{s: s, a: a, id: id, note: func(text string) { lw.Write("system", []byte(text)) }}
 	job := &executor.Job{
-		Agent:     a,
-		Execution: e,
-		Env:       s.cfg.Env,
-		Timeout:   timeout,
-		Stop:      run.stop,
-		MaxOutput: maxOut,
+		Agent:       a,
+		Execution:   e,
+		Env:         s.cfg.Env,
+		Timeout:     timeout,
+		Stop:        run.stop,
+		MaxOutput:   maxOut,
+		FlushWindow: s.cfg.FlushWindow,
 		OnStart: func(h proc.Handle) {
 			// Recorded before the run is waited on: from here on a
 			// crash of this worker leaves a tree recovery can kill.
@@ -151,8 +158,8 @@ func (s *Service) setRunInfo(id string, info store.RunInfo) {
 // not ready and takes no new work (unrecorded), and if it must stop
 // first, it keeps its worker record so that recovery finds the run.
 // treeGone, when known, is when the run's process tree was gone, for the
-// slot release latency.
-func (s *Service) finish(e *corral.Execution, o *corral.Outcome, a *corral.Agent, treeGone *time.Time) error {
+// slot release latency. tr, the execution's span, ends with the record.
+func (s *Service) finish(e *corral.Execution, o *corral.Outcome, a *corral.Agent, treeGone *time.Time, tr execTrace) error {
 	if o.Ended.IsZero() {
 		o.Ended = time.Now().UTC()
 	}
@@ -176,11 +183,13 @@ func (s *Service) finish(e *corral.Execution, o *corral.Outcome, a *corral.Agent
 		}
 		t.Stop()
 		if s.gaveUp() {
+			tr.end(nil, o)
 			s.log.Error("gave up recording the end of a run; the worker's record is kept for recovery", "execution", e.ID, "err", err)
 			return fmt.Errorf("record end of execution %s: %w", e.ID, err)
 		}
 	}
 	s.paid(e.ID)
+	tr.end(fe, o)
 	s.hub.Notify(e.ID)
 	s.changed()
 	if treeGone != nil {

@@ -109,7 +109,7 @@ func (s *Service) TriggerSchedule(ctx context.Context, id string) (*corral.Execu
 	if err != nil {
 		return nil, err
 	}
-	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID})
+	return s.submit(ctx, &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID}, nil)
 }
 
 // releaseEvery is how often a worker looks for queued work that a
@@ -171,17 +171,25 @@ func (s *Service) fireDue(ctx context.Context) {
 		}
 		fire, next := schedule.Decide(spec, *sc.NextFireAt, now, sc.Missed == corral.MissedRunOnce)
 		var sub *store.Submission
+		var tr submitTrace
 		if fire {
 			at := *sc.NextFireAt
 			sub = &store.Submission{Agent: sc.Agent, Input: sc.Input, Timeout: sc.Timeout, Trigger: corral.TriggerSchedule, ScheduleID: sc.ID, FireAt: &at}
+			tr = s.startSubmit(ctx, sub, nil, true) // each fire is a trace of its own
 		}
 		adm, err := s.st.FireSchedule(ctx, sc.ID, *sc.NextFireAt, next, sub)
 		switch {
 		case errors.Is(err, store.ErrConflict):
-			continue // another worker took this fire
+			// Another worker took this fire. Its span is left unended,
+			// so never exported: the fire is the other worker's trace.
+			continue
 		case err != nil:
 			s.log.Warn("schedule fire failed", "schedule", sc.ID, "err", err)
+			tr.end(nil, err)
 			continue
+		}
+		if adm != nil {
+			tr.end(adm.Execution, nil)
 		}
 		s.changed()
 		if adm != nil {

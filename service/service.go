@@ -127,6 +127,27 @@ type Config struct {
 	// cost (Codex), for their agents' cost ceilings and budgets; nil means
 	// the table shipped with corral (headless.DefaultPrices).
 	Prices *headless.Prices
+	// Trace turns the service's spans on (docs/observability.md): each
+	// submission, each execution with its wait in the queue, and below
+	// it the run's turn (its tool calls, its teardown) or process tree,
+	// through the global TracerProvider (otel.SetTracerProvider). A
+	// submission's span is a child of its context's span (the API takes
+	// a submitter's traceparent header); its trace context is kept with
+	// the execution and every attempt after it, so that the run's
+	// attempts are one trace on whichever worker runs them; each fire
+	// of a schedule starts a trace of its own. The processes of a run
+	// get TRACEPARENT naming their span. Off, the service starts no span
+	// and ignores a submitter's trace context, and a run's environment
+	// is as without telemetry.
+	Trace bool
+	// TraceContent lets the turn's spans record prompts' answers and tool
+	// inputs, through the run's redactor (tracing.WithContent); off, they
+	// record none.
+	TraceContent bool
+	// FlushWindow is, for a traced headless run, how long the agent may
+	// take to exit by itself after its turn (headless.Spec.FlushWindow):
+	// zero means headless.DefaultFlushWindow, negative none.
+	FlushWindow time.Duration
 	// Now is the clock of the scheduler; nil means time.Now.
 	Now func() time.Time
 	// Logger receives the service's own log; nil discards it.

@@ -45,6 +45,9 @@ type Submission struct {
 	Attempt    int
 	// FireAt is the schedule fire this submission is for (FireSchedule).
 	FireAt *time.Time
+	// TraceParent and TraceState are the execution's trace context
+	// (Execution.TraceParent), kept as given.
+	TraceParent, TraceState string
 }
 
 // NextAttempt is the attempt of a run that Finish records after one that

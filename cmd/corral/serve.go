@@ -112,6 +112,7 @@ type serveFlags struct {
 	noAuth, plainHTTP, verbose                         *bool
 	passEnv, publicHosts, proxies                      stringList
 	hooks                                              *webhookFlags
+	otel                                               *serveTelemetry
 }
 
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
@@ -139,6 +140,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	f.prices = fs.String("prices", "", "a price table `FILE` (JSON, the shape of the one shipped: docs/budgets.md) adding to or replacing the shipped prices of models")
 	f.verbose = fs.Bool("v", false, "log what the service does to stderr")
 	f.hooks = addWebhookFlags(fs, "every agent's")
+	f.otel = addServeTelemetryFlags(fs)
 	return f
 }
 
@@ -252,10 +254,12 @@ func (s *serveSetup) newService(st store.Store) (*service.Service, error) {
 			labels = append(labels, l)
 		}
 	}
-	return service.New(service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
+	cfg := service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
 		ShutdownTimeout: *f.shutdownTimeout, MaxRuns: *f.maxRuns, Secrets: secrets, PassEnv: f.passEnv, RunAs: *f.runAs, Logger: s.logger,
 		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices, Webhooks: s.hooks,
-		Guard: s.guard, Hide: hiddenFiles(*f.tlsKey, *f.dbURL)})
+		Guard: s.guard, Hide: hiddenFiles(*f.tlsKey, *f.dbURL)}
+	f.otel.configure(&cfg)
+	return service.New(cfg)
 }
 
 // handler returns the HTTP API with the web UI, on svc.
@@ -290,7 +294,11 @@ func serveMain(args []string) int {
 	// First of all, before anything can start a process.
 	taken, takeErr := takeServeSecrets()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), serveUsage); fs.PrintDefaults() }
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), serveTelemetryHelp)
+	}
 	f := addServeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

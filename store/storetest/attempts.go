@@ -27,7 +27,12 @@ func fail(t *testing.T, s store.Store, id string, next *store.NextAttempt) (*cor
 
 func testNextAttemptOnce(t *testing.T, s store.Store) {
 	agent(t, s, "re", 1, corral.OverflowReject, 0)
-	e := submit(t, s, "re", "x")
+	const tp, ts = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "v=1"
+	adm, err := s.Submit(ctx, &store.Submission{Agent: "re", Input: "x", TraceParent: tp, TraceState: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := adm.Execution
 	at := time.Now().UTC().Add(time.Hour).Truncate(time.Millisecond)
 	done, applied := fail(t, s, e.ID, &store.NextAttempt{At: at, Reason: "attempt 1 of 3 failed", ResumeSession: "sess-1"})
 	if !applied || done.RetriedBy == "" {
@@ -43,7 +48,8 @@ func testNextAttemptOnce(t *testing.T, s store.Store) {
 	next := get(t, s, done.RetriedBy)
 	if next.Status != corral.StatusWaiting || next.Attempt != 2 || next.RetryOf != e.ID || next.Trigger != corral.TriggerRetry ||
 		next.NextAttemptAt == nil || !next.NextAttemptAt.Equal(at) || next.RetryReason != "attempt 1 of 3 failed" ||
-		next.ResumeSession != "sess-1" || next.ChainCostUSD != 0.5 || next.Input != "x" {
+		next.ResumeSession != "sess-1" || next.ChainCostUSD != 0.5 || next.Input != "x" ||
+		next.TraceParent != tp || next.TraceState != ts || get(t, s, e.ID).TraceParent != tp {
 		t.Fatalf("next attempt %+v", next)
 	}
 	if held := slots(t, s, "re"); len(held) != 0 {

@@ -167,6 +167,9 @@ export interface Execution {
   next_attempt_at?: string;
   /** The session of the attempt before that this one continues. */
   resume_session?: string;
+  /** The W3C trace context of the run's trace: its submission's span (a service that traces). */
+  traceparent?: string;
+  tracestate?: string;
   /** The cost of this attempt and those before it. */
   chain_cost_usd?: number;
   input: string;

@@ -60,6 +60,8 @@ type Job struct {
 	Sessions Sessions
 	// MaxOutput caps the bytes kept per stream in the outcome.
 	MaxOutput int
+	// FlushWindow is a traced headless turn's headless.Spec.FlushWindow.
+	FlushWindow time.Duration
 }
 
 // MaxLine is the longest output line passed to OnLine.

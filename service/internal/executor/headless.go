@@ -49,6 +49,7 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 		IdleTimeout:  j.Agent.IdleTimeout.D(),
 		Grace:        j.Agent.Grace.D(),
 		MaxOutput:    j.MaxOutput,
+		FlushWindow:  j.FlushWindow,
 		MaxEventRaw:  MaxLine,
 		MaxCostUSD:   j.Agent.MaxCostUSD,
 		MaxTokens:    j.Agent.MaxTokens,

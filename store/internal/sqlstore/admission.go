@@ -41,6 +41,9 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 		Input:      sub.Input,
 		Timeout:    sub.Timeout,
 		CreatedAt:  now,
+
+		TraceParent: sub.TraceParent,
+		TraceState:  sub.TraceState,
 	}}
 	if n := a.Retry.Attempts(); n > 1 {
 		e.MaxAttempts = n

@@ -31,6 +31,8 @@ func (s *Store[TTx]) nextAttempt(ctx context.Context, tx Tx[TTx], e *store.Run, 
 		RetryReason:   next.Reason,
 		NextAttemptAt: &at,
 		ResumeSession: next.ResumeSession,
+		TraceParent:   e.TraceParent, // the run's trace goes on
+		TraceState:    e.TraceState,
 		ChainCostUSD:  e.ChainCostUSD + cost,
 		Input:         e.Input,
 		Timeout:       e.Timeout,

@@ -239,6 +239,8 @@ class Execution:
     retry_reason: Optional[str] = None
     next_attempt_at: Optional[datetime] = None
     resume_session: Optional[str] = None
+    traceparent: Optional[str] = None  # the W3C trace context of the run's trace (a service that traces)
+    tracestate: Optional[str] = None
     chain_cost_usd: Optional[float] = None
     timeout: Optional[str] = None
     error_type: Optional[str] = None
