@@ -126,8 +126,10 @@ type Outcome struct {
 	Survivors   int         `json:"survivors,omitempty"`
 
 	// Confinement: the sandbox that held the run (nil when it ran
-	// unconfined) and the user it ran as.
+	// unconfined), what kept it from the service's secrets (the task
+	// guard, or why it ran unguarded) and the user it ran as.
 	Sandbox *SandboxReport `json:"sandbox,omitempty"`
+	Guard   *GuardReport   `json:"guard,omitempty"`
 	User    string         `json:"user,omitempty"`
 
 	// Duration is how long the run took; zero means from its start to
@@ -166,6 +168,9 @@ func (e *Execution) Apply(o *Outcome, now time.Time) {
 	}
 	if e.Sandbox == nil {
 		e.Sandbox = kept.Sandbox
+	}
+	if e.Guard == nil {
+		e.Guard = kept.Guard
 	}
 	if e.User == "" {
 		e.User = kept.User

@@ -142,6 +142,10 @@ type Result struct {
 	// StderrTail is the end of the agent's stderr, secrets redacted.
 	StderrTail string `json:"stderr_tail,omitempty"`
 
+	// Finalize says how soon corral ended a turn the agent ended
+	// (finalized_by result), by corral's own clock; nil otherwise.
+	Finalize *Finalization `json:"finalize,omitempty"`
+
 	// Start is when the agent was spawned; Duration runs from there to the
 	// end of the turn (not of the teardown).
 	Start      time.Time     `json:"start"`

@@ -205,6 +205,18 @@ type Spec struct {
 	// DefaultLinger; negative means stop at once.
 	Linger time.Duration
 
+	// FlushWindow is how long a traced agent may take to exit by itself
+	// after it ended its turn, when that is longer than Linger: an agent
+	// that exports its own telemetry (it got TRACEPARENT) flushes its
+	// exporter on the way out, and a SIGTERM before that loses its spans.
+	// It applies only when the turn's span is recorded (a TracerProvider
+	// is installed and sampled the turn); without telemetry the teardown
+	// is as Linger says. The caller never waits for it: the Result is
+	// returned at the end of the turn; Close and TornDown come at most
+	// max(Linger, FlushWindow) + grace + drain after it. Zero means
+	// DefaultFlushWindow; negative means none.
+	FlushWindow time.Duration
+
 	// InterruptGrace is how long a cancelled agent has, after SIGINT to its
 	// main process, to finish its current step and exit before the tree is
 	// torn down. Zero means DefaultInterruptGrace; negative means no SIGINT.
@@ -259,6 +271,12 @@ type Spec struct {
 	// Start fails with an error wrapping proc.ErrSandboxUnavailable and
 	// nothing runs.
 	Sandbox corral.Sandbox
+
+	// Guard, if set, keeps the agent and everything it runs from the
+	// caller's secrets, as in proc.Spec.Guard. When it cannot be built,
+	// Start fails with an error wrapping proc.ErrGuardUnavailable and
+	// nothing runs.
+	Guard *proc.Guard
 
 	// OnStart, if set, is called once, right after the agent is spawned and
 	// before Start returns, with the handle a service records to reclaim

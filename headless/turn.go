@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/setting"
 	"github.com/corralrun/corral/proc"
@@ -22,8 +24,9 @@ import (
 // ends the turn and then tears the process tree down; the core's goroutines
 // (see proc.Process) read the stream and call the parser. All of them have
 // ended when TornDown is closed, which happens no later than the end of
-// the turn plus Spec.Linger (for a turn the agent ended itself) plus the
-// core's grace and drain bounds.
+// the turn plus Spec.Linger (for a turn the agent ended itself; for a
+// traced turn, Spec.FlushWindow when it is longer) plus the core's grace
+// and drain bounds.
 type Turn struct {
 	spec    Spec
 	p       *proc.Process
@@ -37,11 +40,15 @@ type Turn struct {
 	parser Parser
 	lines  capture.Lines
 	now    time.Time
+	read   threadMark // the reader's thread when it read the latest bytes
 	// Owned by the stderr reader until teardown.
 	errLines capture.Lines
 
 	mu sync.Mutex
 	st state
+	// The line that ended the turn: read, and signalled (under mu); and
+	// the turn's goroutine asleep (its own).
+	endRead, endSignal, slept threadMark
 
 	pubMu     sync.Mutex
 	subs      []*Subscription
@@ -56,6 +63,8 @@ type Turn struct {
 	res      *Result
 	final    *Result
 	err      error
+
+	trace turnTrace // the turn's spans (trace.go)
 }
 
 // ended.
@@ -122,12 +131,15 @@ func Start(ctx context.Context, spec *Spec) (*Turn, error) {
 		Limits:      spec.Limits,
 		Credential:  spec.Credential,
 		Sandbox:     spec.Sandbox,
+		Guard:       spec.Guard,
 		Label:       label,
 	}
 	now := time.Now()
 	t.lastOut.Store(now.UnixNano())
-	p, err := proc.Start(context.Background(), ps)
+	t.trace = startTurn(ctx, spec)
+	p, err := proc.Start(t.trace.procContext(), ps)
 	if err != nil {
+		t.trace.startFailed(err)
 		t.tr.close()
 		if spec.TranscriptPath != "" {
 			os.Remove(spec.TranscriptPath)
@@ -195,7 +207,8 @@ type stdoutSink struct{ t *Turn }
 
 func (s stdoutSink) Write(p []byte) (int, error) {
 	t := s.t
-	t.now = time.Now()
+	t.read = markThread()
+	t.now = t.read.at
 	t.lastOut.Store(t.now.UnixNano())
 	t.lines.Write(p)
 	t.mu.Lock()
@@ -248,6 +261,9 @@ func (t *Turn) onLine(line []byte, cut bool) {
 	before, ending := t.st.spent, t.st.end != ""
 	end, moved := t.apply(in, now)
 	spent := t.st.spent
+	if end && !t.now.IsZero() {
+		t.endRead = t.read
+	}
 	t.mu.Unlock()
 	// Once the turn is ending, what the lines still in the pipe report is
 	// in its result, not given to OnSpend: a ceiling it enforces is
@@ -269,6 +285,10 @@ func (t *Turn) onLine(line []byte, cut bool) {
 		}
 	}
 	if end {
+		m := markThread()
+		t.mu.Lock()
+		t.endSignal = m
+		t.mu.Unlock()
 		t.signalEnd()
 	}
 }
@@ -284,6 +304,15 @@ func (t *Turn) signalEnd() {
 // the result, and tears the tree down.
 func (t *Turn) run(ctx context.Context) {
 	defer close(t.torn)
+	// One thread until the turn is finalized, so that the time it waits
+	// for a CPU can be told from corral's own (see Finalization).
+	runtime.LockOSThread()
+	locked := true
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
@@ -317,6 +346,7 @@ loop:
 		} else {
 			timer.Reset(max(time.Until(d), 0))
 		}
+		t.slept = markThread()
 		select {
 		case <-t.endCh:
 			t.mu.Lock()
@@ -362,11 +392,16 @@ loop:
 		by = FinalizedByCancel
 	}
 	t.finish(by, procDone)
+	runtime.UnlockOSThread()
+	locked = false
 	t.teardown(by, procDone)
 }
 
 // finish builds the result and ends the turn.
 func (t *Turn) finish(by FinalizedBy, procDone bool) {
+	if mutant.FinalizeLate && by == FinalizedByResult {
+		time.Sleep(time.Second)
+	}
 	end := time.Now()
 	t.mu.Lock()
 	t.st.finalized = true
@@ -382,6 +417,12 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 	o := t.outcome(by, res)
 	res.Status, res.ErrorType, res.Reason = classify(o)
 	resetOf(res, end)
+	t.mu.Lock()
+	if by == FinalizedByResult && !t.endRead.at.IsZero() {
+		res.Finalize = finalization(t.endRead, t.endSignal, t.slept)
+	}
+	t.mu.Unlock()
+	t.trace.endTurn(res, end)
 	t.res = res
 	close(t.done)
 }
@@ -390,12 +431,15 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 // within Linger; anything else is stopped at once.
 func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	end := time.Now()
+	linger := t.lingerFor(by)
+	t.trace.beginTeardown(linger)
+	byItself := procDone
 	if !procDone {
-		linger := setting.Or(t.spec.Linger, DefaultLinger)
-		if by == FinalizedByResult && linger > 0 {
+		if linger > 0 {
 			lt := time.NewTimer(linger)
 			select {
 			case <-t.p.Done():
+				byItself = true
 			case <-lt.C:
 				t.p.Stop()
 			}
@@ -409,6 +453,7 @@ func (t *Turn) teardown(by FinalizedBy, procDone bool) {
 	}
 	final := *t.res
 	t.addProcess(&final, end)
+	t.trace.endTeardown(byItself, final.Proc)
 	t.tr.close()
 	t.mu.Lock()
 	if t.tr != nil && t.tr.truncated {

@@ -107,6 +107,7 @@ func New(cfg Config) (*Server, error) {
 		Instructions: strings.Join(say, "\n\n"),
 	})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	s.mcp.AddReceivingMiddleware(traceCalls) // outermost: the span covers the wait for the session's turn
 	if cfg.Tool != nil {
 		shell.ReapStale() // a server killed before this one left its sessions' state
 		s.addTools()

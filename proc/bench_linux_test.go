@@ -10,9 +10,9 @@ import (
 	"github.com/corralrun/corral/proc"
 )
 
-// BenchmarkSpawn compares Run of /bin/true under each tier with os/exec's
-// exec.Command("/bin/true").Run(), in the same run. Targets: at most 1.3×
-// os/exec without a cgroup, 2× with one.
+// BenchmarkSpawn compares Run of /bin/true under each tier, and with the
+// task guard, with os/exec's exec.Command("/bin/true").Run(), in the same
+// run. Targets: at most 1.3× os/exec without a cgroup, 2× with one.
 func BenchmarkSpawn(b *testing.B) {
 	b.Run("os-exec", func(b *testing.B) {
 		for b.Loop() {
@@ -36,4 +36,16 @@ func BenchmarkSpawn(b *testing.B) {
 			}
 		})
 	}
+	b.Run("corral-guard", func(b *testing.B) {
+		if err := proc.ProbeGuard(); err != nil {
+			b.Skip(err)
+		}
+		spec := &proc.Spec{Args: []string{"/bin/true"}, Guard: &proc.Guard{Hide: []string{b.TempDir()}}}
+		for b.Loop() {
+			res, err := proc.Run(context.Background(), spec)
+			if err != nil || res.ExitCode != 0 || !res.Guard.Guarded() {
+				b.Fatal(err, res)
+			}
+		}
+	})
 }

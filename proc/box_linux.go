@@ -27,6 +27,8 @@ type box struct {
 	forward *egress.Forward
 	served  chan struct{}
 	closed  bool
+	guard   *Guard // the run's guard: its policy's, or its paths denied in the sandbox
+	root    bool   // a guarded run as root
 }
 
 // newBox checks that the machine can build sb, resolves it for a run in
@@ -112,6 +114,9 @@ func (b *box) serve(files []*os.File) error {
 
 // report says what held the sandbox, with the hosts refused so far.
 func (b *box) report(mechs []string, abi int) *corral.SandboxReport {
+	if b.policy.Guard != nil {
+		return nil // not a sandbox (see guardResult)
+	}
 	r := &corral.SandboxReport{
 		Mode:        b.sandbox.Mode,
 		Network:     b.sandbox.Network,

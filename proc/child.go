@@ -22,11 +22,14 @@ type child interface {
 	// signalMain signals the main process alone.
 	signalMain(sig syscall.Signal) error
 	// signalTree sends sig to every live process of the tree, followed by
-	// SIGCONT so that stopped processes act on it, and returns them.
+	// SIGCONT unless sig is SIGKILL, SIGCONT or a stop signal, and returns
+	// them (SignalTree).
 	signalTree(sig syscall.Signal) []procKey
-	// images returns the live processes of the tree with the program each
-	// runs, for signalLate; nil where the tier cannot list them.
-	images() map[procKey]sentProc
+	// stopTree sends sig to every live process of the tree, followed by
+	// SIGCONT so that stopped processes act on it, and returns them, and
+	// what each ran when it was signalled, for signalLate (nil where the
+	// tier cannot list them).
+	stopTree(sig syscall.Signal) (sent map[procKey]sentProc, signalled []procKey)
 	// signalLate sends sig (followed by SIGCONT) to the live processes of
 	// the tree that are not in sent, and to those that run another program
 	// than the one sent records if they executed it within execWindow of
@@ -59,6 +62,9 @@ type spawnAttr struct {
 
 	sandbox   corral.Sandbox
 	enclosure *Enclosure
+	guard     *Guard
+
+	shareGroup bool // Spec.ShareGroup
 }
 
 // bindingReporter is a child that knows what ends its tree if the

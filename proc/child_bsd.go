@@ -32,7 +32,9 @@ func spawn(a *spawnAttr) (child, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s is not available on this system", ErrTierUnavailable, a.tier)
 	}
-	sys := &syscall.SysProcAttr{Setsid: true}
+	// A shared group is the supervisor's session, in a group of the
+	// command's own: the group is the tree.
+	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup, Setpgid: a.shareGroup}
 	if a.cred != nil {
 		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
 		if sys.Credential.Groups == nil {
@@ -95,15 +97,17 @@ func (c *bsdChild) signalTree(sig syscall.Signal) []procKey {
 	if unix.Kill(-c.pid, sig) != nil {
 		return nil
 	}
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+	if followWithCont(sig) {
 		unix.Kill(-c.pid, unix.SIGCONT)
 	}
 	return []procKey{{pid: -c.pid}} // the group; members cannot be counted here
 }
 
-// images and signalLate do nothing: the group signal reached every
-// member, and the system cannot list them.
-func (c *bsdChild) images() map[procKey]sentProc { return nil }
+// stopTree signals the group; signalLate does nothing: the group signal
+// reached every member, and the system cannot list them.
+func (c *bsdChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return nil, c.signalTree(sig)
+}
 
 func (c *bsdChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -24,16 +25,16 @@ import (
 // linuxChild is a main process started with a pidfd, in a session of its
 // own, held by one of the Linux tiers.
 type linuxChild struct {
-	pid    int
-	tid    int           // the thread that forked the main process; its orphans go there
-	empty  bool          // the main process exited and nothing of the tree is left
-	start  func() uint64 // start time of the main process, read on first use
-	pidfd  *os.File      // pollable; readable once the process exits
-	exit   chan struct{}
-	tree   tree
-	tier   corral.Containment
-	why    string
-	limits string
+	pid     int
+	empty   bool          // the main process exited and nothing of the tree is left
+	settled time.Duration // how long finish waited for the tree's last orphans
+	start   func() uint64 // start time of the main process, read on first use
+	pidfd   *os.File      // pollable; readable once the process exits
+	exit    chan struct{}
+	tree    tree
+	tier    corral.Containment
+	why     string
+	limits  string
 
 	unclaim func()
 
@@ -44,12 +45,24 @@ type linuxChild struct {
 // tree is one Linux containment tier.
 type tree interface {
 	members() []procKey // live processes of the tree, main included while alive
-	signal(sig unix.Signal) []procKey
-	signalMember(k procKey, sig unix.Signal) error
+	signalMember(k procKey, sigs ...unix.Signal) error
 	kill() []procKey
 	claim(z *reaper.Zombie) bool // for the reaper: is this orphan ours?
 	release(detach bool) (kept func() bool)
 	cgroupPath() string
+}
+
+func init() {
+	// What corral started and no run of this process owns is this
+	// process's to reap, and nobody else's: a shim (the guardian, an init
+	// handed to the reaper, the idle inits of a corral process that exited
+	// below this one) and a process that exited in a run's cgroup leaf (the
+	// tree of a supervisor that was killed below this one, which its
+	// guardian killed). Both come here as orphans when their supervisor was
+	// started by other code of this program, outside any run.
+	reaper.Inherit(func(z *reaper.Zombie) bool {
+		return z.Comm == shim.Comm || cgroup.IsRunLeaf(z.Cgroup()) || isGuardian(z)
+	})
 }
 
 func spawn(a *spawnAttr) (child, error) {
@@ -57,13 +70,16 @@ func spawn(a *spawnAttr) (child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.enclosure == nil {
+	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.guard == nil && a.enclosure == nil {
 		return nil, fmt.Errorf("%w: the pidns tier holds sandboxed runs only", ErrTierUnavailable)
+	}
+	if err := checkShareGroup(a, tier); err != nil {
+		return nil, err
 	}
 	switch {
 	case a.enclosure != nil:
 		return spawnInEnclosure(a)
-	case a.sandbox.Enabled():
+	case a.sandbox.Enabled() || a.guard != nil:
 		return spawnSandboxed(a, tier, why)
 	case tier != corral.ContainmentCgroup:
 		c, err := startInit(a, initAttr{tier: tier, why: why, limits: noLimits(a.limit)})
@@ -89,14 +105,14 @@ func noLimits(l Limits) string {
 	return ""
 }
 
-// spawnSandboxed starts a sandboxed run: an init in namespaces of its own,
-// in a cgroup leaf when the tier is cgroup.
+// spawnSandboxed starts a sandboxed (or guarded) run: an init in
+// namespaces of its own, in a cgroup leaf when the tier is cgroup.
 func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, error) {
 	uid := -1
 	if a.cred != nil {
 		uid = int(a.cred.UID)
 	}
-	b, err := newBox(a.sandbox, a.dir, nil, uid)
+	b, err := newRunBox(a, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +134,7 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	}
 	c, err := startInit(a, ia)
 	if err != nil {
-		return nil, sandboxStartError(err)
+		return nil, b.startError(err)
 	}
 	return c, nil
 }
@@ -154,7 +170,7 @@ func sandboxStartError(err error) error {
 func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, error) {
 	var err error
 	c := &linuxChild{tier: tier, why: why, exit: make(chan struct{})}
-	sys := &syscall.SysProcAttr{Setsid: true}
+	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup}
 	pidfd := -1
 	sys.PidFD = &pidfd
 	if a.cred != nil {
@@ -362,6 +378,10 @@ func (c *linuxChild) handle() Handle {
 
 func (c *linuxChild) note() string { return c.why }
 
+func (c *linuxChild) exitFile() *os.File { return c.pidfd }
+
+func (c *linuxChild) othersWait() time.Duration { return c.settled }
+
 func (c *linuxChild) binding() (string, string) {
 	if c.guardian != nil {
 		return BindingGuardian, ""
@@ -411,19 +431,15 @@ func dyingState(pid int, stuck *[]stuckProc, others *int) {
 	}
 }
 
-func (c *linuxChild) signalTree(sig syscall.Signal) []procKey {
-	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		c.tree.signal(unix.SIGCONT)
-	}
-	return keys
-}
+func (c *linuxChild) signalTree(sig syscall.Signal) []procKey { return signalTree(c.tree, sig) }
 
 func (c *linuxChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	return signalLate(c.tree, sig, sent)
 }
 
-func (c *linuxChild) images() map[procKey]sentProc { return images(c.tree) }
+func (c *linuxChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return stopTree(c.tree, sig)
+}
 
 // signalLate sends sig to the members of t that joined the tree since the
 // first signal, and to those that run another program than when they got
@@ -442,7 +458,7 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 		was, ok := sent[k]
 		if ok {
 			if wall := time.Since(was.at); wall >= execWindow {
-				starved := max(procfs.RunWait(k.pid)-was.wait, stall-was.stall)
+				starved := max(ownWait(k.pid, stall)-was.wait, stall-was.stall)
 				if wall-starved >= execWindow {
 					continue
 				}
@@ -452,36 +468,93 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 		if ok && was.image == now {
 			continue
 		}
-		if t.signalMember(k, sig) == nil {
-			sent[k] = sentProc{image: now, at: time.Now(), wait: procfs.RunWait(k.pid), stall: stall}
+		if t.signalMember(k, withCont(sig)...) == nil {
+			sent[k] = sentProc{image: now, at: time.Now(), wait: ownWait(k.pid, stall), stall: stall}
 			out = append(out, k)
-		}
-	}
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		for _, k := range out {
-			t.signalMember(k, unix.SIGCONT)
 		}
 	}
 	return out
 }
 
-// images returns the members of t with the program each runs and how
-// long each has waited for a CPU so far.
-func images(t tree) map[procKey]sentProc {
-	m := map[procKey]sentProc{}
+// stopTree sends sig, and SIGCONT after it, to every live member of t, in
+// one walk, having noted first the program each runs and how long each
+// has waited for a CPU so far (for signalLate): a process that executes
+// another program after its signal must be found to have done so. A tree
+// of a process group is then signalled as a group too, which no fork can
+// race.
+func stopTree(t tree, sig unix.Signal) (map[procKey]sentProc, []procKey) {
+	sent := map[procKey]sentProc{}
+	var out []procKey
 	at, stall := time.Now(), procfs.CPUStall()
 	for _, k := range t.members() {
-		m[k] = sentProc{image: image(k.pid), at: at, wait: procfs.RunWait(k.pid), stall: stall}
+		sp := sentProc{image: image(k.pid), at: at, wait: ownWait(k.pid, stall), stall: stall}
+		if t.signalMember(k, withCont(sig)...) == nil {
+			sent[k] = sp
+			out = append(out, k)
+		}
 	}
-	return m
+	if g, ok := t.(groupTree); ok {
+		for _, s := range withCont(sig) {
+			g.signalGroup(s)
+		}
+	}
+	return sent, out
 }
 
-// image names the program pid runs: its executable and its name, which
-// both change when it executes another program.
+// signalTree sends sig to every live member of t, followed by SIGCONT
+// unless followWithCont says otherwise, and to the group of a tree that is
+// a process group, for SignalTree: nothing is noted for signalLate, since
+// nothing escalates.
+func signalTree(t tree, sig unix.Signal) []procKey {
+	sigs := []unix.Signal{sig}
+	if followWithCont(sig) {
+		sigs = append(sigs, unix.SIGCONT)
+	}
+	var out []procKey
+	for _, k := range t.members() {
+		if t.signalMember(k, sigs...) == nil {
+			out = append(out, k)
+		}
+	}
+	if g, ok := t.(groupTree); ok {
+		for _, s := range sigs {
+			g.signalGroup(s)
+		}
+	}
+	return out
+}
+
+// groupTree is a tree that is a process group, which can be signalled as
+// a whole.
+type groupTree interface {
+	signalGroup(sig unix.Signal)
+}
+
+// withCont returns sig followed by SIGCONT, so that a stopped process acts
+// on it; SIGKILL and SIGCONT alone.
+func withCont(sig unix.Signal) []unix.Signal {
+	if sig == unix.SIGKILL || sig == unix.SIGCONT {
+		return []unix.Signal{sig}
+	}
+	return []unix.Signal{sig, unix.SIGCONT}
+}
+
+// image names the program pid runs: its executable, which changes when it
+// executes another program. (Its name changes with it; a program that
+// executes itself again is not another program.)
 func image(pid int) string {
 	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	st, _ := procfs.ReadStat(pid)
-	return exe + "\x00" + st.Comm
+	return exe
+}
+
+// ownWait returns how long pid has waited for a CPU in its life, where
+// the machine's CPU stall time (stall, never less) is not kept; 0
+// otherwise, so that a tree's thousand processes cost no read each.
+func ownWait(pid int, stall time.Duration) time.Duration {
+	if stall > 0 {
+		return 0
+	}
+	return procfs.RunWait(pid)
 }
 
 func (c *linuxChild) killTree() []procKey { return c.tree.kill() }
@@ -538,17 +611,18 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	case <-c.exit:
 	default:
 		// The main process survived SIGKILL (stuck in the kernel): do not
-		// block on it. The reaper takes it whenever it finally exits.
-		reaper.Disown(c.pid)
+		// block on it. The reaper takes it whenever it finally exits
+		// (claimed before it is disowned).
 		if c.pidfd != nil {
 			c.pidfd.Close()
 		}
-		pid := c.pid
+		pid, start := c.pid, c.start()
 		claim := c.tree.claim
-		reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid || claim(z) }, func() bool {
-			_, err := procfs.ReadStat(pid)
-			return err != nil
+		reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid && z.Start == start || claim(z) }, func() bool {
+			st, err := procfs.ReadStat(pid)
+			return err != nil || st.Start != start
 		})
+		reaper.Disown(c.pid)
 		if kept := c.tree.release(true); kept != nil {
 			reaper.RegisterUntil(c.tree.claim, kept)
 		}
@@ -557,15 +631,7 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 		// status is unknown.
 		return st, nil
 	}
-	var ws unix.WaitStatus
-	var err error
-	for {
-		_, err = unix.Wait4(c.pid, &ws, 0, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	reaper.Disown(c.pid)
+	ws, err := reapOwned(c.pid)
 	if err == nil {
 		st.exited = true
 		switch {
@@ -605,12 +671,29 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	return st, err
 }
 
+// reapOwned waits for pid, a child this process owns (reaper.Own), and
+// reaps it: then the reaper may take a process that gets its pid.
+func reapOwned(pid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	var err error
+	for {
+		if _, err = unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	reaper.Disown(pid)
+	return ws, err
+}
+
 // guardian is the one guardian of this process's cgroup leaves, started
-// with the first of them.
+// with the first of them. Nobody waits for it: if it dies, the reaper
+// takes it, known by its pid and start time (it may die before it could
+// name itself a shim).
 var guardian struct {
 	once sync.Once
 	g    *shim.Guardian
 	err  error
+	key  atomic.Pointer[procKey]
 }
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
@@ -618,9 +701,19 @@ func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 		guardian.g, guardian.err = shim.StartGuardian(root.Dir, cgroup.OwnerPrefix())
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
+			return
+		}
+		// Read at once: it is not reaped before it dies.
+		if st, err := procfs.ReadStat(guardian.g.Pid()); err == nil {
+			guardian.key.Store(&procKey{pid: st.Pid, start: st.Start})
 		}
 	})
 	return guardian.g, guardian.err
+}
+
+func isGuardian(z *reaper.Zombie) bool {
+	k := guardian.key.Load()
+	return k != nil && z.Pid == k.pid && z.Start == k.start
 }
 
 // settle reaps the tree's last orphans. A process leaves its cgroup, and
@@ -657,7 +750,9 @@ func (c *linuxChild) settle(kids []int, deadline time.Time) (pending bool) {
 		if !pending || !time.Now().Before(deadline) {
 			return pending
 		}
+		slept := time.Now()
 		time.Sleep(time.Millisecond)
+		c.settled += time.Since(slept) // the orphans' time, not corral's
 		kids = reaper.Orphans()
 	}
 }

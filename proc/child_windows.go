@@ -189,9 +189,12 @@ func (c *windowsChild) signalTree(sig syscall.Signal) []procKey {
 	return keys
 }
 
-// images and signalLate do nothing: the console event reaches the whole
-// group, and a job that could not get it was terminated.
-func (c *windowsChild) images() map[procKey]sentProc { return nil }
+// stopTree sends the event (see signalTree); signalLate does nothing: the
+// console event reaches the whole group, and a job that could not get it
+// was terminated.
+func (c *windowsChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return nil, c.signalTree(sig)
+}
 
 func (c *windowsChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 

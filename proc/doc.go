@@ -26,10 +26,12 @@
 //
 // # Guarantees
 //
-// Wait returns no later than Timeout + Grace + Drain + 50 ms after Start
-// (after Stop or the context's end for those), counted in the supervisor's
-// own time: what the scheduler withholds from it, or from processes it has
-// SIGKILLed, is added (see Start). On timeout, cancellation or Stop the tree
+// Wait returns no later than Timeout + Grace + Drain + 50 ms after the
+// command started (after Stop or the context's end for those), and SIGKILL
+// comes within 50 ms of the grace's end, counted on the supervisor's own
+// clock: what the scheduler withholds from it, or from processes it has
+// SIGKILLed, is added in wall time. Each Result records corral's actions
+// and their lateness on that clock (Result.Timeline). On timeout, cancellation or Stop the tree
 // gets StopSignal and SIGCONT, then SIGKILL after Grace; output held open
 // by leftovers is read for at most Drain. Output printed before a timeout
 // is in the Result. Memory per stream stays near MaxOutput however much is
@@ -76,5 +78,6 @@
 // do and returns 0.
 //
 // Outside Linux, a Spec that asks for a sandbox (Spec.Sandbox) fails with
-// ErrSandboxUnavailable and nothing runs.
+// ErrSandboxUnavailable, and one that asks for the task guard
+// (Spec.Guard) with ErrGuardUnavailable; nothing runs.
 package proc

@@ -27,9 +27,10 @@ func (c *fakeChild) note() string                        { return "" }
 func (c *fakeChild) limitsNote() string                  { return "" }
 func (c *fakeChild) exited() <-chan struct{}             { return c.exit }
 func (c *fakeChild) signalMain(syscall.Signal) error     { return nil }
-func (c *fakeChild) signalTree(syscall.Signal) []procKey { return nil }
 func (c *fakeChild) killTree() []procKey                 { return nil }
-func (c *fakeChild) images() map[procKey]sentProc        { return nil }
+func (c *fakeChild) signalTree(syscall.Signal) []procKey { return nil }
+
+func (c *fakeChild) stopTree(syscall.Signal) (map[procKey]sentProc, []procKey) { return nil, nil }
 
 func (c *fakeChild) signalLate(syscall.Signal, map[procKey]sentProc) []procKey { return nil }
 func (c *fakeChild) finish(bool) (exitStatus, error)                           { return exitStatus{}, nil }

@@ -94,6 +94,22 @@ func (c *initChild) exitedNow() bool {
 	}
 }
 
+// pidfdExited reports, without waiting, whether the process of the pidfd
+// has exited (or the pidfd is unusable).
+func pidfdExited(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	exited := true
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		exited = err == nil && n > 0
+	})
+	return exited
+}
+
 // waitPidfd blocks until the process of the pidfd has exited.
 // f must be non-blocking (in the poller), or closed to end the wait.
 func waitPidfd(f *os.File) {
@@ -134,22 +150,19 @@ func (c *initChild) cgroupPath() string {
 }
 
 func (c *initChild) note() string            { return c.why }
+func (c *initChild) exitFile() *os.File      { return c.pidfd }
 func (c *initChild) limitsNote() string      { return c.limits }
 func (c *initChild) exited() <-chan struct{} { return c.exit }
 
 func (c *initChild) signalMain(sig syscall.Signal) error { return pidfdSignal(c.pidfd, sig) }
 
-func (c *initChild) signalTree(sig syscall.Signal) []procKey {
-	keys := c.tree.signal(sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		c.tree.signal(unix.SIGCONT)
-	}
-	return keys
-}
+func (c *initChild) signalTree(sig syscall.Signal) []procKey { return signalTree(c.tree, sig) }
 
 func (c *initChild) killTree() []procKey { return c.tree.kill() }
 
-func (c *initChild) images() map[procKey]sentProc { return images(c.tree) }
+func (c *initChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procKey) {
+	return stopTree(c.tree, sig)
+}
 
 func (c *initChild) signalLate(sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	return signalLate(c.tree, sig, sent)

@@ -101,13 +101,7 @@ func (c *initChild) waitInit() {
 		<-done
 	}
 	if c.ownInit {
-		var ws unix.WaitStatus
-		for {
-			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
-				break
-			}
-		}
-		reaper.Disown(c.init)
+		reapOwned(c.init)
 	}
 	c.unbound()
 }
@@ -115,7 +109,8 @@ func (c *initChild) waitInit() {
 // reapLater hands the init, still holding part of its tree, to the reaper.
 func (c *initChild) reapLater() {
 	pid, start, unbound := c.init, c.initStart, c.unbound
-	reaper.Disown(pid)
+	// Claimed before it is disowned, so that no pass can see it unowned
+	// and unclaimed.
 	reaper.RegisterUntil(func(z *reaper.Zombie) bool { return z.Pid == pid && z.Start == start }, func() bool {
 		st, err := procfs.ReadStat(pid)
 		if err != nil || st.Start != start {
@@ -124,6 +119,7 @@ func (c *initChild) reapLater() {
 		}
 		return false
 	})
+	reaper.Disown(pid)
 }
 
 // unbound lets the spawner's thread go once no init it forked lives.
@@ -159,13 +155,7 @@ func (c *initChild) abandonInit() {
 		} else {
 			unix.Kill(c.init, unix.SIGKILL)
 		}
-		var ws unix.WaitStatus
-		for {
-			if _, err := unix.Wait4(c.init, &ws, 0, nil); err != unix.EINTR {
-				break
-			}
-		}
-		reaper.Disown(c.init)
+		reapOwned(c.init)
 	}
 	c.unbound()
 	c.closeFDs()

@@ -13,10 +13,14 @@ import (
 // next plain run of the same user: starting an init execs this program
 // (milliseconds), handing a run to an idle one costs a round trip. Idle
 // inits hold nothing and die with this process like any init; a few are
-// kept, for a while.
+// kept, for a while. The pool is the waiter of its inits: a check, armed
+// while any is idle, lets go of those idle longer than poolIdle and reaps
+// those that died while idle, so none is left a zombie or kept past its
+// time.
 const (
-	poolMax  = 8                // idle inits kept per user
-	poolIdle = 60 * time.Second // an init idle longer is let go
+	poolMax   = 8                // idle inits kept per user
+	poolIdle  = 60 * time.Second // an init idle longer is let go
+	poolCheck = time.Second      // how often the idle inits are looked at
 )
 
 // idleInit is an init that waits for a run.
@@ -29,8 +33,9 @@ type idleInit struct {
 }
 
 var pool struct {
-	mu   sync.Mutex
-	idle map[string][]*idleInit // by credKey, most recent last
+	mu       sync.Mutex
+	idle     map[string][]*idleInit // by credKey, most recent last
+	watching bool                   // the check is armed
 }
 
 // credKey names the user an init runs as.
@@ -66,25 +71,68 @@ func (c *initChild) putIdle() bool {
 	if pool.idle == nil {
 		pool.idle = map[string][]*idleInit{}
 	}
-	list := pool.idle[c.poolKey]
-	// Let go of those idle too long, oldest first.
-	var stale []*idleInit
-	for len(list) > 0 && now.Sub(list[0].since) > poolIdle {
-		stale, list = append(stale, list[0]), list[1:]
-	}
+	list, stale := spoiled(pool.idle[c.poolKey], now)
 	ok := len(list) < poolMax
 	if ok {
 		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, since: now})
 		shim.Keep(c.ctl.Fd(), int(c.initFD.Fd()))
+		if !pool.watching {
+			pool.watching = true
+			time.AfterFunc(poolCheck, checkPool)
+		}
 	}
 	pool.idle[c.poolKey] = list
 	pool.mu.Unlock()
-	for _, in := range stale {
+	letGoAll(stale)
+	return ok
+}
+
+// spoiled splits list into the inits still fit to serve and those idle
+// longer than poolIdle or dead.
+func spoiled(list []*idleInit, now time.Time) (fit, out []*idleInit) {
+	fit = list[:0:0]
+	for _, in := range list {
+		if now.Sub(in.since) > poolIdle || pidfdExited(in.fd) {
+			out = append(out, in)
+		} else {
+			fit = append(fit, in)
+		}
+	}
+	return fit, out
+}
+
+// checkPool lets go of the idle inits that are spoiled, and re-arms itself
+// while any init is idle.
+func checkPool() {
+	now := time.Now()
+	var out []*idleInit
+	pool.mu.Lock()
+	n := 0
+	for key, list := range pool.idle {
+		fit, spoilt := spoiled(list, now)
+		out = append(out, spoilt...)
+		if len(fit) == 0 {
+			delete(pool.idle, key)
+		} else {
+			pool.idle[key] = fit
+		}
+		n += len(fit)
+	}
+	pool.watching = n > 0
+	if pool.watching {
+		time.AfterFunc(poolCheck, checkPool)
+	}
+	pool.mu.Unlock()
+	letGoAll(out)
+}
+
+// letGoAll tells idle inits taken out of the pool to exit, and reaps them.
+func letGoAll(list []*idleInit) {
+	for _, in := range list {
 		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
 		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: true, reader: closedChan}
 		old.letGo()
 	}
-	return ok
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

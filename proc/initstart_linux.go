@@ -12,6 +12,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/sandbox"
@@ -35,22 +36,22 @@ func (f *initFailure) Unwrap() error { return f.err }
 
 // initAttr says how to start an init.
 type initAttr struct {
-	tier    corral.Containment
-	why     string
-	policy  *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
-	leaf    *cgroup.Leaf
-	limits  string
-	box     *box
-	encl    *Enclosure
-	holder  bool // start an enclosure's holder, not a run's init
-	nostdio bool
+	tier   corral.Containment
+	why    string
+	policy *sandbox.Policy // sandboxed: new namespaces, Prepare, Confine
+	leaf   *cgroup.Leaf
+	limits string
+	box    *box
+	encl   *Enclosure
+	holder bool // start an enclosure's holder, not a run's init
 }
 
 // startInit starts the command of a through an init: a new one (a holder,
 // for an enclosure, when ia.holder), one of the enclosure's, or an idle one
 // of a plain run before; and waits for the command to run.
 func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
-	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy}
+	cfg := &shim.Config{Path: a.path, Args: a.args, Env: a.env, Dir: a.dir, Policy: ia.policy, ShareGroup: a.shareGroup,
+		Ignore: ignoredSignals()}
 	if ia.encl != nil {
 		cfg.Policy, cfg.Confined = nil, true
 	}
@@ -79,7 +80,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	if ia.holder {
 		files = []*os.File{cfgFile}
 	}
-	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil
+	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
 	key := credKey(a.cred)
 	for {
 		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
@@ -150,7 +151,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		role = shim.RoleHolder
 	}
 	pidfd := -1
-	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
+	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup, PidFD: &pidfd}
 	if a.cred != nil {
 		sys.Credential = &syscall.Credential{Uid: a.cred.UID, Gid: a.cred.GID, Groups: a.cred.Groups}
 		if sys.Credential.Groups == nil {
@@ -175,7 +176,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env: []string{shim.RoleEnv + "=" + role, "GOMAXPROCS=1"}, Files: files, Sys: sys})
+				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
 			return pid, err
 		})
 	}
@@ -208,6 +209,10 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 // sandbox kept across its exec when it is not root; and death with this
 // process.
 func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
+	if p.Guard != nil {
+		guardAttr(sys)
+		return
+	}
 	sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 	if p.Network == corral.NetworkNone {
 		sys.Cloneflags |= unix.CLONE_NEWNET
@@ -223,7 +228,9 @@ func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
 	if uid != 0 || (sys.Credential != nil && sys.Credential.Uid != 0) {
 		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}
 	}
-	sys.Pdeathsig = syscall.SIGKILL
+	if !mutant.BindingOff {
+		sys.Pdeathsig = syscall.SIGKILL
+	}
 }
 
 // recvStart waits for the init's first word: the command runs, or why not.

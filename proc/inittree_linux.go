@@ -33,18 +33,8 @@ func (t *initTree) members() []procKey {
 	return nil
 }
 
-func (t *initTree) signal(sig unix.Signal) []procKey {
-	var out []procKey
-	for _, k := range t.members() {
-		if procfs.Signal(k.pid, k.start, sig) == nil {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func (t *initTree) signalMember(k procKey, sig unix.Signal) error {
-	return procfs.Signal(k.pid, k.start, sig)
+func (t *initTree) signalMember(k procKey, sigs ...unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sigs...)
 }
 
 func (t *initTree) kill() []procKey {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
+	"github.com/corralrun/corral/internal/tracing"
 )
 
 // Errors returned by Start. They are wrapped with the detail of what
@@ -64,10 +66,22 @@ type Process struct {
 	stop    sync.Once
 	done    chan struct{}
 
+	// tree is held while the tree is signalled from outside the
+	// supervising goroutine (SignalTree, KillTree), and by finish while it
+	// releases the tree, so that a released tree is never signalled.
+	tree sync.Mutex
+
+	// Owned by the supervising goroutine, but for clock.poke.
+	clock   ownClock
+	unpoked func() bool // ends the poke at the context's end
+	tl      Timeline
+
 	mu     sync.Mutex
 	killed map[procKey]struct{}
 	res    Result
 	err    error
+
+	tr runTrace // the run's spans (trace.go)
 }
 
 // Run starts the command described by spec and waits for it. See Start and
@@ -87,11 +101,15 @@ func Run(ctx context.Context, spec *Spec) (*Result, error) {
 // gets Spec.StopSignal and SIGCONT, then SIGKILL after the grace period,
 // and the output is drained for at most Spec.Drain. Whatever the command
 // does, Wait returns no later than Timeout + Grace + Drain + 50 ms after
-// Start (or, for ctx and Stop, after the request), counted in corral's own
-// time: when the machine gives no CPU to corral, or to the processes it has
-// SIGKILLed so that they can die, the wait for the scheduler is added (a
+// the command started (Result.Start; or, for ctx and Stop, after the
+// request), and SIGKILL comes within 50 ms of the grace's end, counted on
+// corral's own clock (see Timeline, recorded in Result.Timeline): when the
+// machine gives no CPU to corral, or to the processes it has SIGKILLed so
+// that they can die, the wait for the scheduler is added in wall time (a
 // killed process that is merely not scheduled yet is waited for, up to
-// 10 s, never reported as a survivor). A process the kernel holds in
+// 10 s, never reported as a survivor). From shortly before a timeout, or
+// from Stop, the context's end or the main process's exit, until Wait
+// returns, the supervising goroutine holds an OS thread of its own. A process the kernel holds in
 // uninterruptible sleep after SIGKILL is reported in Result.Survivors and
 // Result.SurvivorNote once it has stayed there 200 ms.
 //
@@ -103,6 +121,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		return nil, errors.New("proc: spec has no command (Args is empty)")
 	}
 	if err := checkSandbox(spec); err != nil {
+		return nil, err
+	}
+	if err := checkGuard(spec); err != nil {
 		return nil, err
 	}
 	p := &Process{
@@ -124,7 +145,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 			f.Close()
 		}
 	}()
-	stdin, owned, copyStdin, err := openStdin(spec.Stdin)
+	stdin, owned, copyStdin, err := openStdin(spec.stdin())
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +170,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		copyStdin.abandon()
 		return nil, fmt.Errorf("proc: not started: %w", err)
 	}
-	p.start = time.Now()
+	env = tracing.Env(p.tr.start(ctx, spec, path), env)
 	c, err := spawn(&spawnAttr{
 		path:  path,
 		args:  spec.Args,
@@ -163,12 +184,20 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 
 		sandbox:   spec.Sandbox,
 		enclosure: spec.Enclosure,
+		guard:     spec.Guard,
+
+		shareGroup: spec.ShareGroup,
 	})
 	if err != nil {
 		p.closeStreams()
 		copyStdin.abandon()
-		return nil, startError(path, spec, err)
+		err = startError(path, spec, err)
+		p.tr.startFailed(err)
+		return nil, err
 	}
+	// The run, and its timeout, start when the command runs: starting an
+	// init or building a sandbox came before.
+	p.start = time.Now()
 	p.child = c
 	p.res = Result{
 		Pid:             c.handle().Pid,
@@ -181,8 +210,10 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if b, ok := c.(bindingReporter); ok {
 		p.res.Binding, p.res.BindingNote = b.binding()
 	}
+	p.tr.started(&p.res)
 	copyStdin.start()
 	for _, s := range p.streams {
+		s.poke = p.clock.poke
 		go s.run()
 	}
 	go p.supervise(copyStdin)
@@ -212,6 +243,7 @@ func (p *Process) Wait() (*Result, error) {
 // returns at once; Wait reports the end. Stop after the end does nothing.
 func (p *Process) Stop() {
 	p.stop.Do(func() { close(p.stopCh) })
+	p.clock.poke()
 }
 
 // Signal sends sig to the main process only, through its pidfd where the
@@ -234,38 +266,156 @@ func (p *Process) Output() (stdout, stderr corral.Output) {
 	return p.streams[0].buf.Output(), p.streams[1].buf.Output()
 }
 
+// clockLead is how long before a timeout the supervising goroutine takes
+// a thread of its own and waits for the deadline there, in the kernel, on
+// corral's own clock (see Timeline): a timer of the Go runtime may fire
+// late on a starved machine, by a time this clock cannot tell from
+// corral's own, and a second is more than any that a machine still
+// running corral takes.
+const clockLead = time.Second
+
+// lockClock starts corral's own clock: the supervising goroutine keeps its
+// thread from now on, and Stop or the context's end wake its waits.
+func (p *Process) lockClock() {
+	p.clock.lock()
+	if p.unpoked == nil {
+		p.unpoked = context.AfterFunc(p.ctx, p.clock.poke)
+	}
+}
+
 func (p *Process) supervise(in *stdinCopier) {
 	defer close(p.done)
-	var timeout <-chan time.Time
+	defer func() {
+		if p.unpoked != nil {
+			p.unpoked()
+		}
+		p.clock.unlock()
+	}()
+	var due time.Time
+	var early <-chan time.Time
 	if p.spec.Timeout > 0 {
-		t := time.NewTimer(p.spec.Timeout - time.Since(p.start))
+		due = p.start.Add(p.spec.Timeout)
+		t := time.NewTimer(time.Until(due) - clockLead)
 		defer t.Stop()
-		timeout = t.C
+		early = t.C
 	}
 	select {
 	case <-p.child.exited():
-		p.afterExit(timeout)
-	case <-timeout:
-		p.res.TimedOut = true
-		p.drain(p.escalate())
+		p.lockClock()
+		p.tl.Begin = p.clock.event(time.Time{}, 0)
+		p.afterExit(due)
+	case <-early:
+		p.lockClock()
+		switch p.napUntil(due) {
+		case untilExit:
+			p.tl.Begin = p.clock.event(time.Time{}, 0)
+			p.afterExit(due)
+		case untilDue:
+			p.res.TimedOut = !mutant.TimedOutHidden
+			p.tl.Begin = p.clock.event(due, 0)
+			p.drain(p.escalate(p.tl.Begin.At))
+		default:
+			p.cancelled()
+		}
 	case <-p.ctx.Done():
-		p.res.Cancelled = true
-		p.drain(p.escalate())
+		p.lockClock()
+		p.cancelled()
 	case <-p.stopCh:
-		p.res.Cancelled = true
-		p.drain(p.escalate())
+		p.lockClock()
+		p.cancelled()
 	}
 	in.abandon()
 	p.finish()
 }
 
-// afterExit handles the leftovers of a main process that exited by itself.
-func (p *Process) afterExit(timeout <-chan time.Time) {
+// cancelled tears the run down on Stop or the context's end.
+func (p *Process) cancelled() {
+	p.res.Cancelled = true
+	p.tl.Begin = p.clock.event(time.Time{}, 0)
+	p.drain(p.escalate(p.tl.Begin.At))
+}
+
+// What ended a wait for the deadline.
+const (
+	untilDue = iota
+	untilExit
+	untilStop
+)
+
+// napUntil waits on corral's own thread until due, the main process's
+// exit, Stop or the context's end, and says which came first.
+func (p *Process) napUntil(due time.Time) int {
+	for {
+		switch {
+		case p.mainExited():
+			return untilExit
+		case p.stopRequested():
+			return untilStop
+		}
+		left := time.Until(due)
+		if left <= 0 {
+			return untilDue
+		}
+		p.napOrStop(left)
+	}
+}
+
+// napOrStop is nap until an action is due, ended early by Stop or the
+// context's end too.
+func (p *Process) napOrStop(d time.Duration) {
+	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile(), true) {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.child.exited():
+	case <-p.stopCh:
+	case <-p.ctx.Done():
+	}
+}
+
+func (p *Process) stopRequested() bool {
+	select {
+	case <-p.stopCh:
+		return true
+	case <-p.ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// nap waits up to d, less if the main process exits: on the locked thread
+// in the kernel where it can (see ownClock), on a timer otherwise. due says
+// that an action is due at its end.
+func (p *Process) nap(d time.Duration, due bool) {
+	if w, ok := p.child.(exitWatcher); ok && p.clock.nap(d, w.exitFile(), due) {
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-p.child.exited():
+		t.Stop()
+	}
+}
+
+// exitWatcher is a child whose main process's exit can be waited for in
+// the kernel.
+type exitWatcher interface {
+	exitFile() *os.File // a pidfd, readable once it has exited; or nil
+}
+
+// afterExit handles the leftovers of a main process that exited by itself;
+// due is the run's deadline, if it has one.
+func (p *Process) afterExit(due time.Time) {
 	drainEnd := time.Now().Add(p.spec.drain())
 	switch p.spec.Leftovers {
 	case corral.LeftoversWait:
-		if !p.waitLeftovers(timeout) {
-			p.drain(p.escalate())
+		if !p.waitLeftovers(due) {
+			p.drain(p.escalate(time.Now()))
 			return
 		}
 		p.drain(time.Now().Add(p.spec.drain()))
@@ -273,17 +423,27 @@ func (p *Process) afterExit(timeout <-chan time.Time) {
 		p.drain(drainEnd)
 		p.res.Detached = p.child.alive()
 	default:
+		if mutant.DrainDropped {
+			drainEnd = time.Now()
+		}
 		p.drain(drainEnd)
-		if p.child.alive() > 0 {
+		if !mutant.TreeCheckSkipped && p.child.alive() > 0 {
 			// The pipes are closed by now; the kill needs no second drain.
-			p.escalate()
+			p.escalate(p.tl.Drained.At)
 		}
 	}
 }
 
 // waitLeftovers waits for the tree to empty; it reports false, with the
-// reason recorded, when the timeout, the context or Stop came first.
-func (p *Process) waitLeftovers(timeout <-chan time.Time) bool {
+// reason recorded, when the deadline (if not zero), the context or Stop
+// came first.
+func (p *Process) waitLeftovers(due time.Time) bool {
+	var timeout <-chan time.Time
+	if !due.IsZero() {
+		t := time.NewTimer(time.Until(due))
+		defer t.Stop()
+		timeout = t.C
+	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for p.child.alive() > 0 {
@@ -319,22 +479,37 @@ const execWindow = 250 * time.Millisecond
 // the output drain that follows: Drain from when the tree was gone, or,
 // after SIGKILL, Drain from the kill, during which the tree's death is
 // confirmed too (a loaded machine takes a while to run the exits).
-func (p *Process) escalate() time.Time {
+func (p *Process) escalate(due time.Time) time.Time {
+	p.tr.beginTeardown(p)
 	if g := p.spec.grace(); g > 0 {
 		sig := p.spec.StopSignal
 		if sig == 0 {
 			sig = syscall.SIGTERM
 		}
-		sent := p.child.images()
-		p.addKilled(p.child.signalTree(sig))
-		late := func() { p.addKilled(p.child.signalLate(sig, sent)) }
-		if p.waitGone(time.Now().Add(g), late) {
-			return time.Now().Add(p.spec.drain())
+		var sent map[procKey]sentProc
+		var signalled []procKey
+		p.clock.kernel(func() { sent, signalled = p.child.stopTree(sig) })
+		p.addKilled(signalled)
+		p.tr.sentSignal(sig)
+		p.tl.Stop = p.clock.event(due, 0)
+		late := func() { p.clock.kernel(func() { p.addKilled(p.child.signalLate(sig, sent)) }) }
+		due = p.tl.Stop.At.Add(g)
+		if p.waitGone(due, late) {
+			p.tr.treeGone()
+			p.tl.Gone = Event{At: time.Now()}
+			return p.tl.Gone.At.Add(p.spec.drain())
 		}
 	}
-	p.addKilled(p.child.killTree())
-	deadline := time.Now().Add(max(p.spec.drain(), killConfirm))
-	if !p.waitGone(deadline, nil) && !p.waitDying() {
+	if mutant.KillLate {
+		time.Sleep(200 * time.Millisecond)
+	}
+	p.tr.sentKill()
+	p.clock.kernel(func() { p.addKilled(p.child.killTree()) })
+	p.tl.Kill = p.clock.event(due, 0)
+	deadline := p.tl.Kill.At.Add(max(p.spec.drain(), killConfirm))
+	if p.waitGone(deadline, nil) || p.waitDying() {
+		p.tl.Gone = Event{At: time.Now()}
+	} else {
 		p.res.Survivors = p.child.alive() // the main process included
 	}
 	return deadline
@@ -393,12 +568,7 @@ func (p *Process) waitDying() bool {
 			p.res.SurvivorNote = survivorNote(stuck, others)
 			return false
 		}
-		t := time.NewTimer(5 * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-p.child.exited():
-			t.Stop()
-		}
+		p.nap(5*time.Millisecond, false)
 	}
 }
 
@@ -438,12 +608,7 @@ func (p *Process) waitGone(deadline time.Time, each func()) bool {
 		if left <= 0 {
 			return false
 		}
-		t := time.NewTimer(min(d, left))
-		select {
-		case <-t.C:
-		case <-p.child.exited():
-			t.Stop()
-		}
+		p.nap(min(d, left), left <= d)
 		d = min(d*2, 10*time.Millisecond)
 	}
 }
@@ -467,7 +632,22 @@ func (p *Process) addKilled(keys []procKey) {
 
 // drain lets the readers take what is left in the pipes until deadline,
 // then stops them. Pipes whose writers are all gone end sooner, at EOF.
+// On corral's own clock, the wait for the deadline is the supervising
+// thread's, and the readers' last reads, on threads of their own, count
+// without those threads' waits for a CPU.
 func (p *Process) drain(deadline time.Time) {
+	due := deadline
+	for !p.streamsDone() {
+		left := time.Until(deadline)
+		if left <= 0 || !p.clock.nap(left, nil, true) {
+			break // the deadline, or no clock of its own: the readers' deadline
+		}
+	}
+	var handoff threadsWait
+	if !p.streamsDone() && !time.Now().Before(deadline) {
+		handoff = p.clock.threads()
+		deadline = time.Now()
+	}
 	for _, s := range p.streams {
 		select {
 		case <-s.done: // at EOF already
@@ -478,11 +658,39 @@ func (p *Process) drain(deadline time.Time) {
 	for _, s := range p.streams {
 		<-s.done
 	}
+	// Due at the deadline, or once the tree was gone if that came later
+	// (a killed tree the machine was slow to end).
+	p.tl.Drained = p.clock.event(latest(due, p.tl.Gone.At), p.clock.since(handoff))
+}
+
+func (p *Process) streamsDone() bool {
+	for _, s := range p.streams {
+		select {
+		case <-s.done:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (p *Process) finish() {
 	p.res.Duration = time.Since(p.start)
+	over := latest(p.tl.Drained.At, p.tl.Gone.At)
+	p.tree.Lock()
+	if p.tr.recording() {
+		p.tr.oomKills = oomKills(p.child)
+	}
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
+	p.tree.Unlock()
 	if err != nil {
 		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
 	}
@@ -498,6 +706,22 @@ func (p *Process) finish() {
 	if r, ok := p.child.(sandboxReporter); ok {
 		p.res.Sandbox = r.sandboxResult()
 	}
+	var credit time.Duration
+	if w, ok := p.child.(othersWaiter); ok {
+		credit = w.othersWait()
+	}
+	if r, ok := p.child.(guardReporter); ok {
+		p.res.Guard = r.guardResult()
+	}
+	p.tl.Returned = p.clock.event(over, credit)
+	p.res.Timeline = p.tl
+	p.tr.end(&p.res, p.err)
+}
+
+// othersWaiter is a child that, in finish, waited for other processes to
+// finish their exit (a tree's last orphans): that time is theirs.
+type othersWaiter interface {
+	othersWait() time.Duration
 }
 
 func (p *Process) closeStreams() {

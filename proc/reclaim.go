@@ -17,3 +17,15 @@ import "context"
 func Reclaim(ctx context.Context, h Handle) (int, error) {
 	return reclaim(ctx, h)
 }
+
+// FindLabelled returns the Handle of the tree proc made for the run whose
+// Spec.Label was label, for Reclaim, when it can be found without one: a
+// run of the cgroup tier, whose leaf carries its label (by any supervisor
+// of this machine, alive or dead). It closes the window in which a
+// supervisor died after starting a run but before recording its Handle.
+// A run of another tier, or on another system, is not found. Labels are
+// meant to be unique per run: with two leaves of one label, either may be
+// returned.
+func FindLabelled(label string) (Handle, bool) {
+	return findLabelled(label)
+}

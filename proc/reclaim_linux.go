@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
@@ -138,4 +139,16 @@ func runMembers(all []procfs.Stat, h Handle) []procfs.Stat {
 		}
 	}
 	return out
+}
+
+func findLabelled(label string) (Handle, bool) {
+	root, err := cgroup.Detect()
+	if err != nil {
+		return Handle{}, false
+	}
+	path, ok := root.FindLabelled(label)
+	if !ok {
+		return Handle{}, false
+	}
+	return Handle{Cgroup: path, Containment: corral.ContainmentCgroup}, true
 }

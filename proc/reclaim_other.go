@@ -17,3 +17,5 @@ func reclaim(ctx context.Context, h Handle) (int, error) {
 	}
 	return reclaimGroup(h.Pid)
 }
+
+func findLabelled(string) (Handle, bool) { return Handle{}, false }

@@ -27,7 +27,8 @@ type Result struct {
 	// run was over.
 	Cancelled bool
 
-	// Start is when the main process was started.
+	// Start is when the main process was started; Spec.Timeout runs from
+	// it.
 	Start time.Time
 
 	// Duration runs from Start to the moment the run was over: the tree gone
@@ -66,6 +67,10 @@ type Result struct {
 	// Sandbox says what confined the run; nil when it ran unconfined.
 	Sandbox *corral.SandboxReport
 
+	// Guard says what kept the run from its supervisor's secrets (see
+	// Spec.Guard); nil when the spec asked for no guard.
+	Guard *corral.GuardReport
+
 	// Survivors counts processes of the tree still alive when the run was
 	// over although they should have been killed. Corral's guarantee is
 	// that it is zero in the cgroup and subreaper tiers; a process stuck in
@@ -76,6 +81,11 @@ type Result struct {
 	// is 0. On macOS and the BSDs it is 1 when the process group still had
 	// a member, whatever their number.
 	Survivors int
+
+	// Timeline records when corral acted to end the run and how late each
+	// action came by corral's own clock (the bounded-return guarantee is
+	// on Timeline.Late).
+	Timeline Timeline
 
 	// SurvivorNote names the survivors and their state ("pid 812 (cat) in
 	// state D: uninterruptible sleep, stuck in the kernel"), when there are

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
@@ -71,6 +73,20 @@ func TestRunKeepsOutputPrintedBeforeTheTimeout(t *testing.T) {
 }
 
 func TestRunGivesCommandsTheNullDeviceAsStdin(t *testing.T) {
+	// The supervisor's own stdin holds something a command must not see.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString("the supervisor's input\n")
+	w.Close()
+	saved, err := unix.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Dup2(int(r.Fd()), 0)
+	r.Close()
+	defer func() { unix.Dup2(saved, 0); unix.Close(saved) }()
 	tag := testutil.Tag(t)
 	spec := bash(tag, `cat; echo "done $?"`)
 	spec.Timeout = 5 * time.Second
@@ -186,10 +202,23 @@ func TestRunStopsWhenTheContextIsCancelled(t *testing.T) {
 	if !res.Cancelled || res.TimedOut {
 		t.Fatalf("cancelled %v timed out %v", res.Cancelled, res.TimedOut)
 	}
-	if d := time.Since(start); d > proc.DefaultGrace+proc.DefaultDrain+time.Second {
+	if d := time.Since(start); d > proc.DefaultGrace+proc.DefaultDrain+10*time.Second {
 		t.Fatalf("took %v after cancel", d)
 	}
+	assertOwnBounds(t, res, proc.DefaultGrace)
 	testutil.AssertNoTagged(t, tag, time.Second)
+}
+
+// TestRunReadsWhatLeftoversPrintDuringTheDrain: after the main process
+// exits, output a background job prints within the drain is kept.
+func TestRunReadsWhatLeftoversPrintDuringTheDrain(t *testing.T) {
+	tag := testutil.Tag(t)
+	spec := bash(tag, `(sleep 0.2; echo late) & echo early`)
+	spec.Drain = 10 * time.Second
+	res := run(t, spec)
+	if res.Stdout.Text() != "early\nlate\n" || res.TimedOut || res.ExitCode != 0 {
+		t.Fatalf("stdout %q (%s)", res.Stdout.Text(), res.Status())
+	}
 }
 
 func TestRunWaitsForLeftoversWhenAsked(t *testing.T) {

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"io"
+	"os"
 	"syscall"
 	"time"
 
@@ -51,7 +52,8 @@ type Spec struct {
 	// abandoned when the run ends (as os/exec does after WaitDelay).
 	Stdin io.Reader
 
-	// Timeout bounds the run, from Start. When it expires, the tree is sent
+	// Timeout bounds the run, from the moment the command started
+	// (Result.Start: Start returns then). When it expires, the tree is sent
 	// StopSignal (and SIGCONT, so stopped processes see it), then SIGKILL
 	// after Grace. Zero means no timeout.
 	Timeout time.Duration
@@ -120,6 +122,33 @@ type Spec struct {
 	// Enclosure, if set, runs the command inside a sandbox it shares with
 	// other runs (see NewEnclosure). Sandbox must then be zero.
 	Enclosure *Enclosure
+
+	// Stdio, if set, is given to the command as its standard input, output
+	// and error as they are, the way a shell starts a command: no pipe sits
+	// in between, so the two streams keep their order, a terminal is seen
+	// as a terminal and nothing is copied. Nothing is captured or drained:
+	// Result.Stdout and Result.Stderr are empty, and Stdin, Stdout, Stderr,
+	// SpillDir and Drain are not used. A nil entry is the null device. The
+	// files stay the caller's: Start does not close them.
+	Stdio *[3]*os.File
+
+	// ShareGroup runs the command in the supervisor's session and process
+	// group, as a shell runs a job, instead of a session of its own: it
+	// keeps the controlling terminal, may read it while the group is the
+	// terminal's foreground group, and the terminal's signals (Ctrl-C,
+	// Ctrl-Z) reach it as they reach the supervisor. On Linux the cgroup
+	// tier holds the tree or, without one, an init in the same group (the
+	// process-group tier cannot: the group is the supervisor's own, and
+	// Start fails with ErrTierUnavailable); a sandbox cannot share the
+	// group. On macOS and the BSDs the command leads a group of its own in
+	// the supervisor's session. Windows has no such thing and ignores it.
+	ShareGroup bool
+
+	// Guard, if set, keeps the run from this process's secrets (see
+	// Guard): its own pid, mount and IPC namespaces, the paths it hides,
+	// no device, no capability beyond GuardCapabilities. Nil runs the
+	// command unguarded. Not taken with an Enclosure.
+	Guard *Guard
 }
 
 // Credential names the user and groups to run a command as.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/capture"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // stream reads one output pipe into a capture buffer, an optional spill file
@@ -19,6 +20,7 @@ type stream struct {
 	spill *os.File
 	w     io.Writer
 	done  chan struct{}
+	poke  func() // called when done is closed
 }
 
 const (
@@ -29,6 +31,9 @@ const (
 // newStream makes the pipe for stream i (0 stdout, 1 stderr) and returns the
 // end to hand to the child.
 func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
+	if spec.Stdio != nil {
+		return passStream(spec, spec.Stdio[i+1])
+	}
 	r, cw, err := outputPipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("proc: creating pipe: %w", err)
@@ -52,7 +57,12 @@ func newStream(spec *Spec, i int, w io.Writer) (*stream, *os.File, error) {
 // start small and grow while they come back full, so a quiet command costs
 // a few KiB and a flood is read in large gulps.
 func (s *stream) run() {
-	defer close(s.done)
+	defer func() {
+		close(s.done)
+		if s.poke != nil {
+			s.poke()
+		}
+	}()
 	b := make([]byte, minRead)
 	for {
 		n, err := s.r.Read(b)
@@ -126,6 +136,9 @@ type stdinCopier struct {
 func openStdin(r io.Reader) (f *os.File, owned bool, c *stdinCopier, err error) {
 	switch r := r.(type) {
 	case nil:
+		if mutant.StdinInherited {
+			return os.Stdin, false, nil, nil
+		}
 		null, err := os.Open(os.DevNull)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("proc: opening %s: %w", os.DevNull, err)

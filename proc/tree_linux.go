@@ -28,18 +28,8 @@ func (t *cgroupTree) members() []procKey {
 	return keys
 }
 
-func (t *cgroupTree) signal(sig unix.Signal) []procKey {
-	var out []procKey
-	for _, k := range t.members() {
-		if t.leaf.SignalMember(k.pid, sig) == nil {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func (t *cgroupTree) signalMember(k procKey, sig unix.Signal) error {
-	return t.leaf.SignalMember(k.pid, sig)
+func (t *cgroupTree) signalMember(k procKey, sigs ...unix.Signal) error {
+	return t.leaf.SignalMember(k.pid, sigs...)
 }
 
 func (t *cgroupTree) kill() []procKey {
@@ -94,17 +84,17 @@ func (t *pgroupTree) members() []procKey {
 	return out
 }
 
-func (t *pgroupTree) signal(sig unix.Signal) []procKey {
+func (t *pgroupTree) signalGroup(sig unix.Signal) { unix.Kill(-t.pgid, sig) }
+
+func (t *pgroupTree) signalMember(k procKey, sigs ...unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sigs...)
+}
+
+func (t *pgroupTree) kill() []procKey {
 	keys := t.members()
-	unix.Kill(-t.pgid, sig)
+	t.signalGroup(unix.SIGKILL)
 	return keys
 }
-
-func (t *pgroupTree) signalMember(k procKey, sig unix.Signal) error {
-	return procfs.Signal(k.pid, k.start, sig)
-}
-
-func (t *pgroupTree) kill() []procKey { return t.signal(unix.SIGKILL) }
 
 func (t *pgroupTree) claim(z *reaper.Zombie) bool { return z.Pgid == t.pgid && z.Pid != t.main }
 
@@ -276,18 +266,8 @@ func (t *reapTree) members() []procKey {
 	return out
 }
 
-func (t *reapTree) signal(sig unix.Signal) []procKey {
-	var out []procKey
-	for _, k := range t.members() {
-		if procfs.Signal(k.pid, k.start, sig) == nil {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func (t *reapTree) signalMember(k procKey, sig unix.Signal) error {
-	return procfs.Signal(k.pid, k.start, sig)
+func (t *reapTree) signalMember(k procKey, sigs ...unix.Signal) error {
+	return procfs.Signal(k.pid, k.start, sigs...)
 }
 
 // kill stops the tree with SIGSTOP until a scan finds nothing new running,

@@ -125,10 +125,7 @@ func recordedHandle(r *store.Run) (proc.Handle, bool) {
 	if len(r.Handle) > 0 && json.Unmarshal(r.Handle, &h) == nil {
 		return h, true
 	}
-	if leaf := recovery.FindLeaf(executor.Label(r.ID)); leaf != "" {
-		return proc.Handle{Cgroup: leaf, Containment: corral.ContainmentCgroup}, true
-	}
-	return h, false
+	return proc.FindLabelled(executor.Label(r.ID))
 }
 
 // runFile is what a worker keeps in DataDir/runs/ID.json while a run of

@@ -73,6 +73,14 @@ type Config struct {
 	// Switching users needs the privilege to (root). Empty means runs
 	// share the service's user, unless their agent names another.
 	RunAs string
+	// Guard says whether runs are kept from the service's secrets by the
+	// task guard (see GuardMode): the zero value guards them wherever this
+	// machine can.
+	Guard GuardMode
+	// Hide lists files and directories besides DataDir that no run may
+	// read (the service's TLS key, a database password file): a guarded
+	// run does not see them, a sandboxed one has them denied.
+	Hide []string
 	// Lease is how long a worker that stopped renewing its lease (killed,
 	// cut from the database, frozen) is trusted: past it, other workers
 	// record its runs as interrupted and free their slots. A worker that
@@ -153,6 +161,8 @@ type Service struct {
 	sched       sync.WaitGroup
 	wakeSch     chan struct{}
 	lastRenew   time.Time // when the lease was last renewed (local clock)
+	guardOn     bool      // runs are guarded (see Guarded)
+	unguarded   string    // why not, when they are not
 	leaseLost   bool      // the lease could not be renewed in time
 	hbErr       error     // why the last heartbeat failed, nil if it did not
 	// owed holds the runs that ended but whose end the store refused,
@@ -247,7 +257,12 @@ func New(cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("service: run as: %w", err)
 		}
 	}
-	policy := &executor.Policy{RunAs: cfg.RunAs, PassEnv: cfg.PassEnv, Secrets: cfg.Secrets, DataDir: cfg.DataDir, Prices: cfg.Prices}
+	guardOn, unguarded, err := guardFor(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	policy := &executor.Policy{RunAs: cfg.RunAs, PassEnv: cfg.PassEnv, Secrets: cfg.Secrets, DataDir: cfg.DataDir,
+		Hide: cfg.Hide, Guard: guardOn, Unguarded: unguarded, Prices: cfg.Prices}
 	ident := recovery.Self()
 	id := cfg.WorkerID
 	if id == "" {
@@ -268,6 +283,9 @@ func New(cfg Config) (*Service, error) {
 		wakeSch: make(chan struct{}, 1),
 		owed:    map[string]error{},
 		giveUp:  make(chan struct{}),
+
+		guardOn:   guardOn,
+		unguarded: unguarded,
 	}
 	s.chg.ch = make(chan struct{})
 	return s, nil

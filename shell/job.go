@@ -34,6 +34,7 @@ type Job struct {
 	p       *proc.Process
 	out     *jobOutput
 	done    chan struct{}
+	span    commandSpan // the job's span (trace.go)
 
 	mu     sync.Mutex
 	cursor int64
@@ -120,7 +121,7 @@ func (t *Tool) Start(ctx context.Context, req Request) (*Result, error) {
 		r.enclosure = enc
 		cleanup = func() { enc.Close() }
 	}
-	return t.startJob(&t.jobs, r, "", t.Env, cleanup)
+	return t.startJob(ctx, &t.jobs, r, "", t.Env, cleanup)
 }
 
 // Start starts req.Command as a background job in the session's current
@@ -147,7 +148,7 @@ func (s *Session) Start(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
 	r := &runSpec{args: args, dir: dir, envMode: corral.EnvClean, env: withPWD(st.Env, dir), req: req, timeout: req.Timeout, enclosure: s.enc}
-	res, err := t.startJob(&s.jobs, r, s.id, st.Env, func() { snapshot.Remove(s.dir, id) })
+	res, err := t.startJob(ctx, &s.jobs, r, s.id, st.Env, func() { snapshot.Remove(s.dir, id) })
 	if res != nil {
 		res.Cwd = st.Dir
 		if note != "" {
@@ -160,7 +161,7 @@ func (s *Session) Start(ctx context.Context, req Request) (*Result, error) {
 // startJob starts r as a job in table jt.
 // cleanup, if set, runs when the job has ended, or at once when it could
 // not start.
-func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, cleanup func()) (*Result, error) {
+func (t *Tool) startJob(ctx context.Context, jt *jobTable, r *runSpec, session string, env []string, cleanup func()) (*Result, error) {
 	if cleanup == nil {
 		cleanup = func() {}
 	}
@@ -201,9 +202,11 @@ func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, 
 	spec.MaxOutput = -1
 	spec.Label = "shell-job"
 	// The job outlives the request that started it: only Kill, its
-	// timeout and Close end it.
-	p, err := proc.Start(context.Background(), spec)
+	// timeout and Close end it. Its span is a child of the request's.
+	jctx, span := traceCommand(ctx, spanJob, r.req, session)
+	p, err := proc.Start(context.WithoutCancel(jctx), spec)
 	if err != nil {
+		span.end(nil, err)
 		jt.release()
 		j.out.close()
 		if j.out.f != nil {
@@ -213,6 +216,7 @@ func (t *Tool) startJob(jt *jobTable, r *runSpec, session string, env []string, 
 		return nil, fmt.Errorf("shell: starting job: %w", err)
 	}
 	j.p = p
+	j.span = span
 	j.started = time.Now()
 	if r.req.OnStart != nil {
 		r.req.OnStart(p.Handle())
@@ -242,6 +246,7 @@ func (j *Job) wait(jt *jobTable, env []string, cleanup func()) {
 	j.mu.Unlock()
 	jt.finished()
 	cleanup()
+	j.span.end(res, nil)
 	j.tool.auditEnd("job_end", j.session, j.command, j.dir, res, env)
 }
 

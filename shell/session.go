@@ -187,6 +187,13 @@ func (s *Session) Env() []string {
 // its turn does not run: its result says TimedOut (or Cancelled) with a
 // note.
 func (s *Session) Run(ctx context.Context, req Request) (*Result, error) {
+	ctx, span := traceCommand(ctx, spanCommand, req, s.id)
+	res, err := s.runCommand(ctx, req)
+	span.end(res, err)
+	return res, err
+}
+
+func (s *Session) runCommand(ctx context.Context, req Request) (*Result, error) {
 	called := time.Now()
 	ctx, done, ok := s.running.begin(ctx)
 	if !ok {

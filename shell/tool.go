@@ -315,6 +315,13 @@ func (t *Tool) maxSpill() int64 { return setting.Or(t.MaxSpillBytes, DefaultMaxS
 // Denied, with the reason, and the error is nil. The error reports a
 // configuration problem or a command that could not start at all.
 func (t *Tool) Run(ctx context.Context, req Request) (*Result, error) {
+	ctx, span := traceCommand(ctx, spanCommand, req, "")
+	res, err := t.runCommand(ctx, req)
+	span.end(res, err)
+	return res, err
+}
+
+func (t *Tool) runCommand(ctx context.Context, req Request) (*Result, error) {
 	if err := t.init(); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,7 @@ var (
 	serveProcs  = flag.Int("serve-gomaxprocs", 0, "GOMAXPROCS of each worker with -serve-fleet (0: Go's default, the cores)")
 	serveBin    = flag.String("serve-corral", "", "with -serve-fleet, run this corral `BINARY` instead of building this module's")
 	serveLimit  = flag.Duration("serve-deadline", 15*time.Minute, "bound on the whole -serve-fleet run")
+	taskGuard   = flag.String("task-guard", "auto", "the service's task guard: auto, on or off")
 )
 
 func main() {
@@ -127,12 +128,15 @@ func main() {
 
 	var relMu sync.Mutex
 	var releases []time.Duration
-	svc, err := service.New(service.Config{Store: st, DataDir: dir, OnSlotReleased: func(_ string, d time.Duration) {
+	guard, err := service.ParseGuardMode(*taskGuard)
+	check(err)
+	svc, err := service.New(service.Config{Store: st, DataDir: dir, Guard: guard, OnSlotReleased: func(_ string, d time.Duration) {
 		relMu.Lock()
 		releases = append(releases, d)
 		relMu.Unlock()
 	}})
 	check(err)
+	guarded, why := svc.Guarded()
 	check(svc.Start(ctx))
 	defer svc.Close(ctx)
 	h, err := api.New(api.Config{Service: svc})
@@ -141,7 +145,12 @@ func main() {
 	defer srv.Close()
 	c := client.New(srv.URL, "")
 
-	fmt.Printf("corral task service benchmark  (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("corral task service benchmark  (%s)\n", time.Now().UTC().Format(time.RFC3339))
+	if guarded {
+		fmt.Printf("tasks guarded (task guard %s)\n\n", guard)
+	} else {
+		fmt.Printf("tasks not guarded: %s\n\n", why)
+	}
 
 	// 1. Admission decision.
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "adm", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 10000})
@@ -227,23 +236,30 @@ func main() {
 	waitAll(ctx, svc, "e2e", n)
 	e2e := time.Since(t0)
 
-	t0 = time.Now()
-	sem := make(chan struct{}, *parallel)
-	for range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, err := proc.Run(ctx, &proc.Spec{Args: []string{"bash", "-c", "true"}})
-			check(err)
-		}()
+	peerRuns := func(g *proc.Guard) time.Duration {
+		t0 := time.Now()
+		sem := make(chan struct{}, *parallel)
+		for range n {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				_, err := proc.Run(ctx, &proc.Spec{Args: []string{"bash", "-c", "true"}, Guard: g})
+				check(err)
+			}()
+		}
+		wg.Wait()
+		return time.Since(t0)
 	}
-	wg.Wait()
-	peer := time.Since(t0)
+	peer := peerRuns(nil)
 	fmt.Printf("end-to-end trivial shell tasks (bash -c true), n=%d, %d slots, %d HTTP submitters\n", n, *parallel, *submitters)
 	fmt.Printf("  corral serve (submit, run, record)  %7.1f tasks/s   (target >= 100/s)\n", float64(n)/e2e.Seconds())
-	fmt.Printf("  peer: proc.Run alone, same concurrency %4.1f runs/s\n\n", float64(n)/peer.Seconds())
+	fmt.Printf("  peer: proc.Run alone, same concurrency %4.1f runs/s\n", float64(n)/peer.Seconds())
+	if guarded {
+		fmt.Printf("  peer: proc.Run guarded, same concurrency %4.1f runs/s\n", float64(n)/peerRuns(&proc.Guard{Hide: []string{dir}}).Seconds())
+	}
+	fmt.Println()
 
 	// 3. Slot release latency after the tree is gone.
 	relMu.Lock()

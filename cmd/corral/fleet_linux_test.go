@@ -239,7 +239,9 @@ func TestFleetCancelReachesTheWorkerRunningTheTask(t *testing.T) {
 // task runs), and the worker restarted with the same id and data
 // directory takes work again. Nothing tagged survives.
 func TestFleetKill9WorkerIsRecoveredByTheOthersAndRejoins(t *testing.T) {
-	f := newFleet(t, 3, "--lease", "3s", "--shutdown-timeout", "0s")
+	// Unguarded: a guarded run's tree is a pid namespace, which dies with
+	// its init, and leaves nothing to reclaim.
+	f := newFleet(t, 3, "--lease", "3s", "--shutdown-timeout", "0s", "--task-guard", "off")
 	c := f.workers[1].c
 	createAgent(t, c, &client.Agent{Name: "k", MaxParallelTasks: 3, Overflow: corral.OverflowQueue, Labels: []string{"victim"}})
 	// Only w0 advertises the label: restart it with it.

@@ -11,9 +11,9 @@ import (
 // command of corral: the time between the stop signal and SIGKILL,
 // proc.DefaultGrace unless given, and 0 for none (SIGKILL at once). The
 // returned function gives the value as proc.Spec.Grace and the layers
-// above it take it (negative for none).
+// above it take it (negative for none). A negative --grace is refused.
 func graceFlag(fs *flag.FlagSet, what string) func() time.Duration {
-	d := fs.Duration("grace", proc.DefaultGrace, "time between the stop signal and SIGKILL "+what+" (0: SIGKILL at once)")
+	d := nonNegDuration(fs, "grace", proc.DefaultGrace, "`DUR` between the stop signal and SIGKILL "+what+" (0: SIGKILL at once)")
 	return func() time.Duration { return negIfZero(*d) }
 }
 

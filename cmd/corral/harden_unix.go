@@ -8,11 +8,22 @@ import (
 	"syscall"
 )
 
-// hardenProcess keeps what corral serve creates and holds to itself:
-// every file it creates is private to its user (umask 077), and on Linux
-// it is not dumpable (see undumpable).
+// hardenProcess makes every file corral serve creates private to its
+// user (umask 077).
 func hardenProcess() error {
 	syscall.Umask(0o077)
+	return nil
+}
+
+// hideMemory makes the process not dumpable (see undumpable), unless it
+// runs unprivileged and guards its tasks: a guarded task cannot see the
+// service at all, and a process that is not dumpable cannot map the ids of
+// the user namespaces its guarded and sandboxed runs need (the kernel
+// gives its /proc files, uid_map among them, to root).
+func hideMemory(guarded bool) error {
+	if guarded && os.Geteuid() != 0 {
+		return nil
+	}
 	return undumpable()
 }
 

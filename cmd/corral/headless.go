@@ -74,94 +74,135 @@ func headlessMain(args []string) int {
 	return headlessCmd(args, os.Stdout, os.Stderr)
 }
 
-// headlessCmd is corral headless with its output streams given.
-func headlessCmd(args []string, stdout, stderr io.Writer) int {
+// headlessFlags are corral headless's flags.
+type headlessFlags struct {
+	fs                                      *flag.FlagSet
+	timeout, stall, idle, background, yield *time.Duration
+	linger, interrupt                       *time.Duration
+	grace                                   func() time.Duration
+	format, perm, transcript, containment   *string
+	asJSON                                  *bool
+	toolLimits, setEnv                      stringList
+	sbf                                     *sandboxFlags
+	spf                                     *spendFlags
+	tf                                      *telemetryFlags
+	flushWindow                             *time.Duration
+}
+
+func newHeadlessFlags(stderr io.Writer) *headlessFlags {
 	fs := flag.NewFlagSet("headless", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, headlessUsage); fs.PrintDefaults(); fmt.Fprint(stderr, sandboxHelp) }
-	var (
-		timeout     = fs.Duration("timeout", 0, "budget of the whole turn (0: none)")
-		stall       = fs.Duration("stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none")
-		idle        = fs.Duration("idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never")
-		background  = fs.Duration("background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows")
-		yield       = fs.Duration("command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs")
-		grace       = graceFlag(fs, "when the tree is torn down")
-		linger      = fs.Duration("linger", headless.DefaultLinger, "time the agent may take to exit by itself after its turn")
-		interrupt   = fs.Duration("interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time between SIGINT to the agent and the teardown")
-		format      = fs.String("format", "auto", "stream format: claude, codex or auto")
-		perm        = fs.String("require-permission-mode", "", "fail at once unless the agent's init line reports permission mode `MODE`")
-		transcript  = fs.String("transcript", "", "write the agent's stream to `FILE`, secrets redacted")
-		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
-		asJSON      = fs.Bool("json", false, "print one JSON object with the result instead of the live view")
-		toolLimits  stringList
-		setEnv      stringList
-	)
-	fs.Var(&toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
-	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
-	sbf := addSandboxFlags(fs, "workdir")
-	spf := addSpendFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprint(stderr, headlessUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, sandboxHelp+telemetryHelp)
+	}
+	f := &headlessFlags{
+		fs:          fs,
+		timeout:     nonNegDuration(fs, "timeout", 0, "budget of the whole turn (0: none)"),
+		stall:       nonNegDuration(fs, "stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none"),
+		idle:        nonNegDuration(fs, "idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never"),
+		background:  nonNegDuration(fs, "background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows"),
+		yield:       nonNegDuration(fs, "command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs"),
+		grace:       graceFlag(fs, "when the tree is torn down"),
+		linger:      nonNegDuration(fs, "linger", headless.DefaultLinger, "time (`DUR`) the agent may take to exit by itself after its turn"),
+		interrupt:   nonNegDuration(fs, "interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time (`DUR`) between SIGINT to the agent and the teardown"),
+		format:      fs.String("format", "auto", "stream format: claude, codex or auto"),
+		perm:        fs.String("require-permission-mode", "", "fail at once unless the agent's init line reports permission mode `MODE`"),
+		transcript:  fs.String("transcript", "", "write the agent's stream to `FILE`, secrets redacted"),
+		containment: fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup"),
+		asJSON:      fs.Bool("json", false, "print one JSON object with the result instead of the live view"),
+	}
+	fs.Var(&f.toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
+	fs.Var(&f.setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
+	f.sbf = addSandboxFlags(fs, "workdir")
+	f.spf = addSpendFlags(fs)
+	f.tf = addTelemetryFlags(fs)
+	f.flushWindow = fs.Duration("otel-flush-window", headless.DefaultFlushWindow, "with telemetry on, time the agent may take after its turn to flush its own telemetry and exit (0: none)")
+	return f
+}
+
+// headlessCmd is corral headless with its output streams given.
+func headlessCmd(args []string, stdout, stderr io.Writer) int {
+	f := newHeadlessFlags(stderr)
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return exitCorralFailed
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "corral headless: "+format+"\n", a...)
+	if f.fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "corral headless: no agent command given (corral headless [flags] -- AGENT_CMD [ARGS...])")
 		return exitCorralFailed
 	}
-	if fs.NArg() == 0 {
-		return fail("no agent command given (corral headless [flags] -- AGENT_CMD [ARGS...])")
-	}
-	spec := &headless.Spec{
-		Args:                  fs.Args(),
-		Env:                   setEnv,
-		Timeout:               *timeout,
-		StallTimeout:          negIfZero(*stall),
-		IdleTimeout:           negIfZero(*idle),
-		BackgroundTimeout:     negIfZero(*background),
-		CommandYield:          negIfZero(*yield),
-		Grace:                 grace(),
-		Linger:                negIfZero(*linger),
-		InterruptGrace:        negIfZero(*interrupt),
-		RequirePermissionMode: *perm,
-		TranscriptPath:        *transcript,
-		Label:                 "headless",
-	}
-	var err error
-	if err := spf.apply(spec); err != nil {
-		return fail("%v", err)
-	}
-	if spec.Format, err = headless.ParseFormat(*format); err != nil {
-		return fail("%v", err)
-	}
-	if spec.Containment, err = corral.ParseContainment(*containment); err != nil {
-		return fail("%v", err)
-	}
-	if spec.Dir, err = sbf.dir(); err != nil {
-		return fail("%v", err)
-	}
-	if spec.Sandbox, err = sbf.sandbox(); err != nil {
-		return fail("%v", err)
-	}
-	for _, s := range toolLimits {
-		l, err := headless.ParseToolLimit(s)
-		if err != nil {
-			return fail("--tool-timeout: %v", err)
-		}
-		spec.ToolLimits = append(spec.ToolLimits, l)
+	spec, err := f.spec()
+	if err != nil {
+		fmt.Fprintln(stderr, "corral headless:", err)
+		return exitCorralFailed
 	}
 	var view *headlessView
-	if !*asJSON {
+	if !*f.asJSON {
 		view = newHeadlessView(stdout)
 		spec.OnEvent = view.event
 	}
+	ctx := f.tf.start("headless")
+	spec.Env = append(spec.Env, f.tf.env()...)
+	spec.FlushWindow = negIfZero(*f.flushWindow)
+	return runHeadlessTurn(ctx, spec, view, *f.asJSON, stdout, stderr)
+}
 
+// spec builds the turn's Spec from the flags.
+func (f *headlessFlags) spec() (*headless.Spec, error) {
+	spec := &headless.Spec{
+		Args:                  f.fs.Args(),
+		Env:                   f.setEnv,
+		Timeout:               *f.timeout,
+		StallTimeout:          negIfZero(*f.stall),
+		IdleTimeout:           negIfZero(*f.idle),
+		BackgroundTimeout:     negIfZero(*f.background),
+		CommandYield:          negIfZero(*f.yield),
+		Grace:                 f.grace(),
+		Linger:                negIfZero(*f.linger),
+		InterruptGrace:        negIfZero(*f.interrupt),
+		RequirePermissionMode: *f.perm,
+		TranscriptPath:        *f.transcript,
+		Label:                 "headless",
+	}
+	if err := f.spf.apply(spec); err != nil {
+		return nil, err
+	}
+	var err error
+	if spec.Format, err = headless.ParseFormat(*f.format); err != nil {
+		return nil, err
+	}
+	if spec.Containment, err = corral.ParseContainment(*f.containment); err != nil {
+		return nil, err
+	}
+	if spec.Dir, err = f.sbf.dir(); err != nil {
+		return nil, err
+	}
+	if spec.Sandbox, err = f.sbf.sandbox(); err != nil {
+		return nil, err
+	}
+	for _, s := range f.toolLimits {
+		l, err := headless.ParseToolLimit(s)
+		if err != nil {
+			return nil, fmt.Errorf("--tool-timeout: %w", err)
+		}
+		spec.ToolLimits = append(spec.ToolLimits, l)
+	}
+	return spec, nil
+}
+
+// runHeadlessTurn runs one turn, says its result, and returns the exit
+// status once the agent's tree is gone. SIGINT, SIGTERM and SIGHUP cancel
+// the turn; SIGTSTP is dropped: stopping corral alone would stop the
+// turn's watchdogs while the agent, in a session of its own, runs on.
+func runHeadlessTurn(ctx context.Context, spec *headless.Spec, view *headlessView, asJSON bool, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, append(stopSignals, holdSignals...)...)
 	defer signal.Stop(sigs)
-
-	turn, err := headless.Start(context.Background(), spec)
+	turn, err := headless.Start(ctx, spec)
 	if err != nil {
 		if view != nil {
 			view.stop()
@@ -169,12 +210,7 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "corral headless:", err)
 		return startFailure(err)
 	}
-	var got os.Signal
-	select {
-	case got = <-sigs:
-		turn.Cancel()
-	case <-turn.Done():
-	}
+	got := waitTurn(turn, sigs)
 	r, _ := turn.Wait()
 	if view != nil {
 		view.end(r)
@@ -185,17 +221,35 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 	if werr != nil {
 		fmt.Fprintln(stderr, "corral headless:", werr)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(final); err != nil {
-			return fail("%v", err)
+			fmt.Fprintln(stderr, "corral headless:", err)
+			return exitCorralFailed
 		}
 	}
 	if final.Process != nil && final.Process.Survivors > 0 {
 		fmt.Fprintf(stderr, "corral headless: %d processes of the agent's tree survived SIGKILL (stuck in the kernel?)\n", final.Process.Survivors)
 	}
 	return headlessExit(final, got)
+}
+
+// waitTurn waits for the turn's end, or for a stop signal, which cancels
+// it and is returned.
+func waitTurn(turn *headless.Turn, sigs <-chan os.Signal) os.Signal {
+	for {
+		select {
+		case got := <-sigs:
+			if isHoldSignal(got) {
+				continue
+			}
+			turn.Cancel()
+			return got
+		case <-turn.Done():
+			return nil
+		}
+	}
 }
 
 // headlessExit maps a turn's result to the exit status.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/corralrun/corral/client"
 )
@@ -43,7 +42,7 @@ func logsMain(args []string) int {
 	if len(pos) != 1 {
 		return usageError("logs", "want one execution ID")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)

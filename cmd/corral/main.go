@@ -25,7 +25,12 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:]))
+	if invokedAsTimeout(os.Args[0]) {
+		os.Exit(gnuTimeout(os.Args[0], os.Args[1:]))
+	}
+	code := dispatch(os.Args[1:])
+	flushTelemetry() // bounded: spans ended before the exit are exported
+	os.Exit(code)
 }
 
 func dispatch(args []string) int {
@@ -53,6 +58,7 @@ func dispatch(args []string) int {
 		usage()
 		return 2
 	}
+	catchStraySignals(name)
 	return c.run(args[1:])
 }
 

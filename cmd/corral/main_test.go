@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/corralrun/corral/internal/testutil"
@@ -22,7 +23,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	corralBin = filepath.Join(dir, "corral")
-	if out, err := exec.Command("go", "build", "-o", corralBin, ".").CombinedOutput(); err != nil {
+	// The same mutation tags as this test binary, so that a mutant is in
+	// the program the tests run (see mutationTags).
+	build := exec.Command("go", "build", "-tags", strings.Join(mutationTags, ","), "-o", corralBin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building corral: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

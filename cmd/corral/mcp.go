@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/corralrun/corral/mcpserver"
@@ -86,8 +85,13 @@ Flags:
 
 func mcpMain(args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), mcpUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), sandboxHelp) }
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mcpUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), sandboxHelp+telemetryHelp)
+	}
 	build := toolFlags(fs, "workdir")
+	tf := addTelemetryFlags(fs)
 	svcFlags := addMCPServiceFlags(fs)
 	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
 	takeToken := mcpTokenFlags(fs)
@@ -131,6 +135,7 @@ func mcpMain(args []string) int {
 	}
 	cfg := mcpserver.Config{Version: version(), Logger: logger}
 	bound := 5 * time.Second // a service wait ends at once when its call does
+	base := tf.start("mcp")
 	if svcFlags.url != "" {
 		if cfg.Service, err = svcFlags.service(fs); err != nil {
 			return fail(err)
@@ -144,6 +149,7 @@ func mcpMain(args []string) int {
 		if err := checkSandbox(tool); err != nil {
 			return fail(err)
 		}
+		tool.Env = append(tool.Env, tf.env()...)
 		cfg.Tool, bound = tool, shutdownBound(tool)
 	}
 	srv, err := mcpserver.New(cfg)
@@ -151,7 +157,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(base, stopSignals...)
 	defer stop()
 	if *addr == "" {
 		if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
@@ -167,7 +173,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}))
+	mux.Handle("/mcp", withTelemetry(srv.Handler(mcpserver.HTTPOptions{Token: token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}), base))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -6,19 +6,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
 	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/proc"
 )
 
 func init() {
-	register("run", "run a command with a deadline that holds (a correct GNU timeout)", runMain)
+	register("run", "run a command with a deadline that holds, for agents: captured output, a JSON result", runMain)
 }
 
 const runUsage = `Usage: corral run [flags] -- COMMAND [ARGS...]
@@ -38,124 +39,190 @@ landlock_abi, denied_hosts) and a few more.
 
 Exit status: the command's own; 124 on timeout; 125 when corral itself
 fails; 126 when COMMAND is not executable; 127 when it is not found; 128+N
-when a signal N ended it; 130 or 143 when corral got SIGINT or SIGTERM.
+when a signal N ended it; 130, 143 or 129 when corral got SIGINT, SIGTERM
+or SIGHUP.
+
+The command reads the null device unless --stdin says otherwise. Signals:
+SIGINT, SIGTERM and SIGHUP stop the run (the tree gets --signal, then
+SIGKILL after --grace); SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM and SIGPIPE reach
+every process of the tree as themselves; Ctrl-Z (SIGTSTP) stops the tree
+and corral, and fg (SIGCONT) resumes both. For GNU timeout's command line
+and behaviour (the caller's own terminal and streams), see corral timeout.
 
 Flags:
 `
 
-const runUsageTail = sandboxHelp
+const runUsageTail = sandboxHelp + telemetryHelp
 
 type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
-func runMain(args []string) int {
+// runFlags are corral run's flags.
+type runFlags struct {
+	fs                                                        *flag.FlagSet
+	timeout, drain                                            *time.Duration
+	grace                                                     func() time.Duration
+	maxOutput, pidsMax                                        *int
+	memoryMax                                                 *int64
+	leftovers, envMode, containment, runAs, stopSig, spillDir *string
+	stdin                                                     *string
+	asJSON                                                    *bool
+	allowEnv, setEnv                                          stringList
+	sbf                                                       *sandboxFlags
+	tf                                                        *telemetryFlags
+}
+
+func newRunFlags() *runFlags {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage); fs.PrintDefaults(); fmt.Fprint(fs.Output(), runUsageTail) }
-	var (
-		timeout     = fs.Duration("timeout", 0, "kill the tree after `DUR` (0: no timeout)")
-		grace       = graceFlag(fs, "on timeout or cancel")
-		drain       = fs.Duration("drain", proc.DefaultDrain, "how long to read output still held open after the command ends")
-		maxOutput   = fs.Int("max-output", proc.DefaultMaxOutput, "`BYTES` kept per stream, head and tail (with --json)")
-		leftovers   = fs.String("leftovers", "kill", "processes alive after the command exits: kill, wait or detach")
-		envMode     = fs.String("env", "inherit", "environment passed on: inherit, allowlist or clean")
-		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
-		runAs       = fs.String("user", "", "run as `USER` (name or uid[:gid]); needs privilege")
-		stopSig     = fs.String("signal", "TERM", "first signal sent on timeout")
-		spillDir    = fs.String("spill-dir", "", "write the full output of truncated streams to files in `DIR` (with --json)")
-		pidsMax     = fs.Int("pids-max", 0, "most processes the tree may hold (cgroup tier with the pids controller)")
-		memoryMax   = fs.Int64("memory-max", 0, "most `BYTES` of memory the tree may use (cgroup tier with the memory controller)")
-		asJSON      = fs.Bool("json", false, "print one JSON object with the result instead of streaming output")
-		allowEnv    stringList
-		setEnv      stringList
-	)
-	fs.Var(&allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
-	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
-	sbf := addSandboxFlags(fs, "workdir")
-	if err := fs.Parse(args); err != nil {
+	f := &runFlags{
+		fs:          fs,
+		timeout:     nonNegDuration(fs, "timeout", 0, "kill the tree after `DUR` (0: no timeout)"),
+		grace:       graceFlag(fs, "on timeout or cancel"),
+		drain:       nonNegDuration(fs, "drain", proc.DefaultDrain, "how long (`DUR`) to read output still held open after the command ends"),
+		maxOutput:   fs.Int("max-output", proc.DefaultMaxOutput, "`BYTES` kept per stream, head and tail (with --json)"),
+		leftovers:   fs.String("leftovers", "kill", "processes alive after the command exits: kill, wait or detach"),
+		envMode:     fs.String("env", "inherit", "environment passed on: inherit, allowlist or clean"),
+		containment: fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup"),
+		runAs:       fs.String("user", "", "run as `USER` (name or uid[:gid]); needs privilege"),
+		stopSig:     fs.String("signal", "TERM", "first signal sent on timeout: a name in any case (TERM, sigint, RTMIN+1) or a number"),
+		spillDir:    fs.String("spill-dir", "", "write the full output of truncated streams to files in `DIR` (with --json)"),
+		stdin:       fs.String("stdin", "null", "the command's standard input: null (the null device), inherit (corral's own) or a `FILE` to read"),
+		pidsMax:     fs.Int("pids-max", 0, "most processes the tree may hold (cgroup tier with the pids controller)"),
+		memoryMax:   fs.Int64("memory-max", 0, "most `BYTES` of memory the tree may use (cgroup tier with the memory controller)"),
+		asJSON:      fs.Bool("json", false, "print one JSON object with the result instead of streaming output"),
+	}
+	fs.Var(&f.allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
+	fs.Var(&f.setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
+	f.sbf = addSandboxFlags(fs, "workdir")
+	f.tf = addTelemetryFlags(fs)
+	return f
+}
+
+func runMain(args []string) int {
+	f := newRunFlags()
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return exitCorralFailed
 	}
-	if fs.NArg() == 0 {
+	if f.fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "corral run: no command given (corral run [flags] -- COMMAND [ARGS...])")
 		return exitCorralFailed
 	}
-	spec := &proc.Spec{
-		Args:      fs.Args(),
-		Timeout:   *timeout,
-		Grace:     grace(),
-		Drain:     negIfZero(*drain),
-		MaxOutput: *maxOutput,
-		EnvAllow:  allowEnv,
-		Env:       setEnv,
-		Limits:    proc.Limits{Pids: *pidsMax, Memory: *memoryMax},
-		Label:     "run",
-	}
-	var err error
-	fail := func(err error) int {
+	spec, err := f.spec()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)
 		return exitCorralFailed
 	}
-	if spec.Leftovers, err = corral.ParseLeftovers(*leftovers); err != nil {
-		return fail(err)
+	if f, ok := spec.Stdin.(*os.File); ok && f != os.Stdin {
+		defer f.Close()
 	}
-	if spec.EnvMode, err = corral.ParseEnvMode(*envMode); err != nil {
-		return fail(err)
+	ctx := f.tf.start("run")
+	spec.Env = append(spec.Env, f.tf.env()...)
+	return runSpec(ctx, spec, *f.asJSON)
+}
+
+// spec builds the run's Spec from the flags.
+func (f *runFlags) spec() (*proc.Spec, error) {
+	spec := &proc.Spec{
+		Args:      f.fs.Args(),
+		Timeout:   *f.timeout,
+		Grace:     f.grace(),
+		Drain:     negIfZero(*f.drain),
+		MaxOutput: *f.maxOutput,
+		EnvAllow:  f.allowEnv,
+		Env:       f.setEnv,
+		Limits:    proc.Limits{Pids: *f.pidsMax, Memory: *f.memoryMax},
+		Label:     "run",
 	}
-	if spec.Containment, err = corral.ParseContainment(*containment); err != nil {
-		return fail(err)
+	var err error
+	if spec.Leftovers, err = corral.ParseLeftovers(*f.leftovers); err != nil {
+		return nil, err
 	}
-	if spec.StopSignal, err = proc.ParseSignal(*stopSig); err != nil {
-		return fail(err)
+	if spec.EnvMode, err = corral.ParseEnvMode(*f.envMode); err != nil {
+		return nil, err
 	}
-	if spec.Dir, err = sbf.dir(); err != nil {
-		return fail(err)
+	if spec.Containment, err = corral.ParseContainment(*f.containment); err != nil {
+		return nil, err
 	}
-	if spec.Sandbox, err = sbf.sandbox(); err != nil {
-		return fail(err)
+	if spec.StopSignal, err = proc.ParseSignal(*f.stopSig); err != nil {
+		return nil, fmt.Errorf("--signal: %w", err)
 	}
-	if *runAs != "" {
-		if spec.Credential, err = lookupUser(*runAs); err != nil {
-			return fail(err)
+	if spec.Dir, err = f.sbf.dir(); err != nil {
+		return nil, err
+	}
+	if spec.Sandbox, err = f.sbf.sandbox(); err != nil {
+		return nil, err
+	}
+	if *f.runAs != "" {
+		if spec.Credential, err = lookupUser(*f.runAs); err != nil {
+			return nil, err
 		}
 	}
-	if *asJSON {
-		spec.SpillDir = *spillDir
+	f.output(spec)
+	if spec.Stdin, err = runStdin(*f.stdin); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// output sets where the output goes: captured for --json, streamed through
+// otherwise.
+func (f *runFlags) output(spec *proc.Spec) {
+	if *f.asJSON {
+		spec.SpillDir = *f.spillDir
 	} else {
 		spec.Stdout, spec.Stderr = os.Stdout, os.Stderr
 		spec.MaxOutput = -1
 	}
-	if *maxOutput <= 0 {
+	if *f.maxOutput <= 0 {
 		spec.MaxOutput = -1
 	}
+}
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+// runStdin opens --stdin: nil for the null device, corral's own stdin, or
+// a file (the caller closes it).
+func runStdin(s string) (io.Reader, error) {
+	switch s {
+	case "null", "":
+		return nil, nil
+	case "inherit":
+		return os.Stdin, nil
+	}
+	f, err := os.Open(s)
+	if err != nil {
+		return nil, fmt.Errorf("--stdin: %w (want null, inherit or a file to read)", err)
+	}
+	return f, nil
+}
 
-	p, err := proc.Start(context.Background(), spec)
+// runSpec runs spec, says the result and returns the exit status.
+func runSpec(ctx context.Context, spec *proc.Spec, asJSON bool) int {
+	sigs := watchTreeSignals()
+	defer sigs.stop()
+	p, err := proc.Start(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)
 		return startFailure(err)
 	}
-	var got os.Signal
-	select {
-	case got = <-sigs:
+	got := sigs.follow(p)
+	if got != nil {
 		p.Stop()
-	case <-p.Done():
 	}
 	res, werr := p.Wait()
 	if werr != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", werr)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(jsonResult(res)); err != nil {
-			return fail(err)
+			fmt.Fprintln(os.Stderr, "corral run:", err)
+			return exitCorralFailed
 		}
 	}
 	if res.Survivors > 0 {

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; a fresh machine may lack the database
 
@@ -55,14 +54,23 @@ first start and printed once. A non-loopback address is refused without a
 token. The client commands (agents, submit, ps, logs, cancel, schedules)
 find the address and token the same way.
 
-Tasks never see the service's own environment: each starts from PATH,
-HOME, USER, LOGNAME, LANG and TZ, plus the variables --pass-env names
-(and its agent's pass_env), plus its agent's env. Started as root, the
-service runs tasks as --run-as USER (or an agent's run_as), never as root
-or as itself; the data directory (mode 0700, files 0600, tightened at
-every start) is closed to them. Without --run-as, tasks run as the
-service's own user and can read its data directory: see the security
-section of docs/service.md.
+Tasks never see the service's secrets. Each starts from PATH, HOME,
+USER, LOGNAME, LANG and TZ, plus the variables --pass-env names (and its
+agent's pass_env), plus its agent's env. At start the service takes
+CORRAL_TOKEN and CORRAL_DB out of its environment block, and a --db
+password out of its command line (/proc/PID/environ, ps). The task guard
+(--task-guard auto, the default, wherever the kernel allows it) runs each
+task in pid, mount and IPC namespaces of its own: the service's processes
+(their environment, memory, descriptors) are out of its sight and reach,
+the data directory, the TLS key and a PostgreSQL password file are
+hidden, no device but the harmless ones is usable, the kernel's
+interfaces are read-only, and a root task keeps only the capabilities of
+a container's default set less CAP_MKNOD and CAP_NET_RAW. --task-guard on
+refuses to start without it; off runs tasks unguarded. Started as root,
+the service runs tasks as --run-as USER (or an agent's run_as), never as
+root or as itself, when given; otherwise as root, guarded, which keeps
+them from the secrets but not from changing the machine: see the
+security section of docs/service.md.
 
 Browsers: every request must name the service by a loopback name, an IP
 address or a --public-host; the API takes state changes only as JSON from
@@ -100,6 +108,7 @@ Flags:
 // serveFlags are the flags of corral serve.
 type serveFlags struct {
 	addr, data, dbURL, workerID, labels, retain, runAs *string
+	taskGuard                                          *string
 	tlsCert, tlsKey, prices                            *string
 	maxRuns, maxAgents, maxSchedules, dbMaxConns       *int
 	lease, shutdownTimeout                             *time.Duration
@@ -113,7 +122,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	f.addr = fs.String("addr", "127.0.0.1:7070", "listen on `HOST:PORT` (port 0 picks a free one)")
 	f.data = fs.String("data", defaultDataDir(), "data `DIR`: database, run logs, token")
 	f.maxRuns = fs.Int("max-runs", 256, "most executions this service runs at once, over all agents")
-	f.dbURL = fs.String("db", os.Getenv("CORRAL_DB"), "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…); empty means SQLite in the data directory")
+	f.dbURL = fs.String("db", "", "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…; default $CORRAL_DB); empty means SQLite in the data directory")
 	f.dbMaxConns = fs.Int("db-max-conns", 0, "most `N` connections this worker opens to the PostgreSQL --db, River's included (0: the URL's pool_max_conns, else 4 + max-runs/4, at most 20)")
 	f.workerID = fs.String("worker-id", "", "this worker's `ID` in the fleet (default: host name and a hash of the data directory)")
 	f.labels = fs.String("labels", "", "comma-separated `LABELS` this worker advertises; it runs the agents requiring only labels it has")
@@ -124,6 +133,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	f.maxAgents = fs.Int("max-agents", store.DefaultMaxAgents, "most agents the service keeps (-1: no limit)")
 	f.maxSchedules = fs.Int("max-schedules-per-agent", store.DefaultMaxSchedulesPerAgent, "most schedules an agent may have (-1: no limit)")
 	f.runAs = fs.String("run-as", "", "run tasks as `USER` unless their agent names another (never as root or as the service's user); needs root")
+	f.taskGuard = fs.String("task-guard", "auto", "keep tasks from the service's secrets (own pid, mount and IPC namespaces, data directory hidden, no device, reduced capabilities): `auto` where the kernel allows, on (refuse to start without it) or off")
 	f.tlsCert = fs.String("tls-cert", "", "serve HTTPS with the certificate chain in `FILE` (PEM); the session cookie is then Secure")
 	f.tlsKey = fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
 	f.plainHTTP = fs.Bool("insecure-plain-http", false, "serve plain HTTP on a non-loopback --addr (only behind a TLS-terminating proxy on a trusted network)")
@@ -149,6 +159,7 @@ type serveSetup struct {
 	logger      *slog.Logger
 	prices      *headless.Prices
 	hooks       []corral.Webhook
+	guard       service.GuardMode
 }
 
 // check validates the flags, before anything is opened or written.
@@ -191,6 +202,9 @@ func (f *serveFlags) check() (*serveSetup, error) {
 	if s.hooks, err = f.hooks.hooks(); err != nil {
 		return nil, err
 	}
+	if s.guard, err = service.ParseGuardMode(*f.taskGuard); err != nil {
+		return nil, fmt.Errorf("--task-guard: %v", err)
+	}
 	level := slog.LevelWarn
 	if *f.verbose {
 		level = slog.LevelInfo
@@ -226,9 +240,6 @@ func (s *serveSetup) openStore(ctx context.Context) (store.Store, string, error)
 		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*s.f.data, "corral.db"), Logger: s.logger, Limits: s.limits})
 		return st, "sqlite", err
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		if dbPassword(url) != "" && url != os.Getenv("CORRAL_DB") {
-			fmt.Fprintln(os.Stderr, "corral serve: warning: --db holds a password, which every local user can read in the process list; set CORRAL_DB instead")
-		}
 		id := *s.f.workerID
 		if id == "" {
 			id = service.DefaultWorkerID(*s.f.data)
@@ -255,7 +266,8 @@ func (s *serveSetup) newService(st store.Store) (*service.Service, error) {
 	}
 	return service.New(service.Config{Store: st, DataDir: *f.data, WorkerID: *f.workerID, Labels: labels, Lease: *f.lease,
 		ShutdownTimeout: *f.shutdownTimeout, MaxRuns: *f.maxRuns, Secrets: secrets, PassEnv: f.passEnv, RunAs: *f.runAs, Logger: s.logger,
-		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices, Webhooks: s.hooks})
+		RetainFor: s.retainFor, RetainCount: s.retainCount, Prices: s.prices, Webhooks: s.hooks,
+		Guard: s.guard, Hide: hiddenFiles(*f.tlsKey, *f.dbURL)})
 }
 
 // handler returns the HTTP API with the web UI, on svc.
@@ -287,6 +299,8 @@ func (s *serveSetup) httpServer(h http.Handler, base context.Context) *http.Serv
 }
 
 func serveMain(args []string) int {
+	// First of all, before anything can start a process.
+	taken, takeErr := takeServeSecrets()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), serveUsage); fs.PrintDefaults() }
 	f := addServeFlags(fs)
@@ -304,6 +318,14 @@ func serveMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "corral serve: %v\n", err)
 		return 1
 	}
+	if takeErr != nil {
+		return fail(takeErr)
+	}
+	if *f.dbURL == "" {
+		*f.dbURL = taken.db
+	} else {
+		scrubDBArg(f.dbURL)
+	}
 	s, err := f.check()
 	if err != nil {
 		return fail(err)
@@ -315,14 +337,14 @@ func serveMain(args []string) int {
 		return fail(err)
 	}
 	if !*f.noAuth {
-		if s.token, err = loadOrCreateToken(*f.data); err != nil {
+		if s.token, err = loadOrCreateToken(*f.data, taken.token); err != nil {
 			return fail(err)
 		}
 	}
 	// The first SIGINT or SIGTERM asks for a graceful stop (ctx), a second
 	// one stops the runs at once (serve).
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -341,6 +363,10 @@ func serveMain(args []string) int {
 	defer st.Close()
 	svc, err := s.newService(st)
 	if err != nil {
+		return fail(err)
+	}
+	guarded, _ := svc.Guarded()
+	if err := hideMemory(guarded); err != nil {
 		return fail(err)
 	}
 	if err := svc.Start(ctx); err != nil {
@@ -379,6 +405,7 @@ func (s *serveSetup) serve(ctx context.Context, sigs <-chan os.Signal, svc *serv
 	if s.tls != nil {
 		scheme = "https"
 	}
+	printGuard(svc)
 	fmt.Fprintf(os.Stderr, "corral serve: listening on %s://%s (data %s, worker %s, %s)\n", scheme, ln.Addr(), *s.f.data, svc.WorkerID(), dbKind)
 	errc := make(chan error, 1)
 	go func() {
@@ -431,10 +458,11 @@ func defaultDataDir() string {
 	return ""
 }
 
-// loadOrCreateToken returns CORRAL_TOKEN, or the token in DIR/token,
-// creating it (mode 0600) and printing it once when it does not exist.
-func loadOrCreateToken(dir string) (string, error) {
-	if t := strings.TrimSpace(os.Getenv("CORRAL_TOKEN")); t != "" {
+// loadOrCreateToken returns envToken (CORRAL_TOKEN's value), or the token
+// in DIR/token, creating it (mode 0600) and printing it once when it does
+// not exist.
+func loadOrCreateToken(dir, envToken string) (string, error) {
+	if t := strings.TrimSpace(envToken); t != "" {
 		return t, nil
 	}
 	path := filepath.Join(dir, "token")
@@ -497,7 +525,7 @@ func dbSecrets(dbURL string) []string {
 func checkRunAs(name string) error {
 	if name == "" {
 		if os.Geteuid() == 0 {
-			fmt.Fprintln(os.Stderr, "corral serve: warning: running as root without --run-as: tasks run as root and can read the token and the database; see docs/service.md")
+			fmt.Fprintln(os.Stderr, "corral serve: warning: running as root without --run-as: tasks run as root; the task guard keeps them from the service's secrets, not from changing this machine (its files, its other services), and through it the service later; give them a user of their own with --run-as (see docs/service.md)")
 		}
 		return nil
 	}

@@ -322,7 +322,9 @@ func TestRejectPolicyAdmitsExactlyCapacityAndAnswers429(t *testing.T) {
 func TestKill9RecoveryInterruptsRunsKillsTreesAndResumesQueue(t *testing.T) {
 	tag := testutil.Tag(t)
 	data := t.TempDir()
-	a := startServe(t, data, tag)
+	// Unguarded: a guarded run's tree is a pid namespace, which dies with
+	// its init, and leaves nothing to reclaim.
+	a := startServe(t, data, tag, "--task-guard", "off")
 	createAgent(t, a.c, &client.Agent{Name: "w", MaxParallelTasks: 2, Overflow: corral.OverflowQueue, MaxBacklog: 10})
 	before, err := a.c.Submit(bg, "w", "echo finished-before", 0)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -167,7 +166,7 @@ func shellMain(args []string) int {
 	defer sess.Close()
 	r := &repl{sess: sess, json: *asJSON, text: *asText, out: os.Stdout, errOut: os.Stderr}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	if len(cmds) > 0 {
 		for _, c := range cmds {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -51,7 +50,7 @@ func submitMain(args []string) int {
 		return usageError("submit", "want AGENT and INPUT")
 	}
 	agent, input := pos[0], strings.Join(pos[1:], " ")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	c := cf.client()
 	e, err := c.Submit(ctx, agent, input, *timeout)

@@ -105,29 +105,11 @@ func findMount() (string, error) {
 		fields := strings.Fields(sc.Text())
 		for i, fl := range fields {
 			if fl == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				return unescapeMount(fields[4]), nil
+				return procfs.UnescapeMountinfo(fields[4]), nil
 			}
 		}
 	}
 	return "", errors.New("no cgroup v2 hierarchy mounted")
-}
-
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // enableControllers turns on the pids and memory controllers for corral's
@@ -295,12 +277,12 @@ func (l *Leaf) Freeze(on bool) error {
 	return os.WriteFile(filepath.Join(l.Path, "cgroup.freeze"), []byte(v), 0)
 }
 
-// SignalMember sends sig to pid if, and only if, that pid is a process in
+// SignalMember sends sigs, in order, to pid if, and only if, that pid is a process in
 // this leaf. It pins the process with a pidfd before checking, so a pid that
 // was recycled is never signalled. It returns procfs.ErrGone when the
 // process is no longer there.
-func (l *Leaf) SignalMember(pid int, sig unix.Signal) error {
-	return procfs.SignalIf(pid, sig, func() bool { return l.Contains(pid) })
+func (l *Leaf) SignalMember(pid int, sigs ...unix.Signal) error {
+	return procfs.SignalIf(pid, func() bool { return l.Contains(pid) }, sigs...)
 }
 
 // SetLimits writes pids.max and memory.max where the controllers are
@@ -381,23 +363,69 @@ func (r *Root) sweep() {
 		return
 	}
 	for _, e := range ents {
-		if !e.IsDir() {
+		n, ok := parseLeafName(e.Name())
+		if !e.IsDir() || !ok {
 			continue
 		}
-		parts := strings.SplitN(e.Name(), ".", 3)
-		if len(parts) < 3 {
-			continue
-		}
-		pid, err1 := strconv.Atoi(parts[0])
-		start, err2 := strconv.ParseUint(parts[1], 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		if st, err := procfs.ReadStat(pid); err == nil && st.Start == start {
+		if st, err := procfs.ReadStat(n.pid); err == nil && st.Start == n.start {
 			continue // owner alive
 		}
 		_ = os.Remove(filepath.Join(r.Dir, e.Name())) // fails harmlessly if populated
 	}
+}
+
+// leafName is what a leaf's name says (see NewLeaf): "PID.START.SEQ", the
+// pid and start time of the process that made it and a sequence number,
+// then "-LABEL" when the run had a label.
+type leafName struct {
+	pid   int
+	start uint64
+	label string // sanitized
+}
+
+func parseLeafName(name string) (leafName, bool) {
+	parts := strings.SplitN(name, ".", 3)
+	if len(parts) < 3 {
+		return leafName{}, false
+	}
+	pid, err1 := strconv.Atoi(parts[0])
+	start, err2 := strconv.ParseUint(parts[1], 10, 64)
+	seq, label, _ := strings.Cut(parts[2], "-")
+	_, err3 := strconv.ParseUint(seq, 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return leafName{}, false
+	}
+	return leafName{pid: pid, start: start, label: label}, true
+}
+
+// IsRunLeaf reports whether rel, a cgroup as /proc/PID/cgroup shows it,
+// is a run's leaf that corral made, in this process or another: a name of
+// NewLeaf's form in a directory named corral.
+func IsRunLeaf(rel string) bool {
+	dir, name := filepath.Split(strings.TrimSuffix(rel, " (deleted)"))
+	_, ok := parseLeafName(name)
+	return ok && filepath.Base(dir) == "corral"
+}
+
+// FindLabelled returns the path of the leaf made for the run labelled
+// label (by any corral process, as NewLeaf names it) in corral's
+// directory, if there is one. Labels are meant to be unique per run; when
+// several leaves carry the label, the first found is returned.
+func (r *Root) FindLabelled(label string) (string, bool) {
+	want := sanitize(label)
+	if want == "" {
+		return "", false
+	}
+	ents, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		if n, ok := parseLeafName(e.Name()); ok && e.IsDir() && n.label == want {
+			return filepath.Join(r.Dir, e.Name()), true
+		}
+	}
+	return "", false
 }
 
 func sanitize(s string) string {

@@ -6,15 +6,6 @@ import (
 	"testing"
 )
 
-func TestUnescapeMountDecodesOctalEscapes(t *testing.T) {
-	if got := unescapeMount(`/sys/fs/cgroup/with\040space`); got != "/sys/fs/cgroup/with space" {
-		t.Fatalf("got %q", got)
-	}
-	if got := unescapeMount(`/plain`); got != "/plain" {
-		t.Fatalf("got %q", got)
-	}
-}
-
 func TestSanitizeKeepsLabelsSafeAndShort(t *testing.T) {
 	if got := sanitize("exec-01ab/../x y"); got != "exec-01ab____x_y" {
 		t.Fatalf("got %q", got)
@@ -56,5 +47,26 @@ func TestLeafLifecycle(t *testing.T) {
 	}
 	if _, err := os.Stat(leaf.Path); !os.IsNotExist(err) {
 		t.Fatalf("leaf still there: %v", err)
+	}
+}
+
+func TestLeafNamesAreReadAsTheyAreWritten(t *testing.T) {
+	n, ok := parseLeafName("812.4242.7-exec-01ab")
+	if !ok || n.pid != 812 || n.start != 4242 || n.label != "exec-01ab" {
+		t.Fatalf("got %+v %v", n, ok)
+	}
+	if n, ok := parseLeafName("812.4242.7"); !ok || n.label != "" {
+		t.Fatalf("no label: got %+v %v", n, ok)
+	}
+	for _, bad := range []string{"probe-12", "812.x.7", "812.4242", "812.4242.x-y"} {
+		if _, ok := parseLeafName(bad); ok {
+			t.Errorf("%q read as a leaf name", bad)
+		}
+	}
+	if !IsRunLeaf("/corral/812.4242.7-exec-01ab") || !IsRunLeaf("/user.slice/corral/812.4242.7 (deleted)") {
+		t.Error("a run's leaf not recognised")
+	}
+	if IsRunLeaf("/system.slice/812.4242.7") || IsRunLeaf("/corral") || IsRunLeaf("/") {
+		t.Error("a cgroup that is no run's leaf recognised as one")
 	}
 }

@@ -50,6 +50,9 @@ var named = map[string]struct {
 	"tool": {"run a shell command (Bash; Codex exec_command), then answer with what it printed", func(o Options) Scenario {
 		return steps(shellCall("echo "+ToolMarker, 0), final)
 	}},
+	"traceparent": {"run a shell command that prints the trace context it got (TRACEPARENT), then answer with what it printed", func(o Options) Scenario {
+		return steps(shellCall(`echo "traceparent=$TRACEPARENT"`, 0), final)
+	}},
 	"background": {"start a background shell command that finishes after -wait, say it will wait, and answer with its output once notified (Claude Code: Bash run_in_background)", func(o Options) Scenario {
 		cmd := fmt.Sprintf("sleep %.1f; echo %s", o.wait().Seconds(), BackgroundMarker)
 		return steps(

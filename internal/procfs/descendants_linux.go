@@ -13,27 +13,45 @@ import (
 // forked it; an orphan handed to a subreaper under its first live
 // thread). It returns an error wrapping ErrGone when pid does not exist.
 func Children(pid int) ([]int, error) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, ErrGone
-	}
-	tids, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, ErrGone
-	}
-	var out []int
 	buf := make([]byte, 4096)
-	for _, tid := range tids {
-		b, err := readAll(dir+"/"+tid+"/children", &buf)
+	return children(pid, 0, &buf, nil)
+}
+
+// children appends the children of pid to out. With threads 1 (a process
+// known to have one thread) only that thread's list is read; otherwise
+// every thread's.
+func children(pid, threads int, buf *[]byte, out []int) ([]int, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tids := []string{strconv.Itoa(pid)}
+	if threads != 1 {
+		d, err := os.Open(dir)
 		if err != nil {
+			return out, ErrGone
+		}
+		tids, err = d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return out, ErrGone
+		}
+	}
+	for _, tid := range tids {
+		b, err := readAll(dir+"/"+tid+"/children", buf)
+		if err != nil {
+			if threads == 1 {
+				return out, ErrGone
+			}
 			continue // the thread exited
 		}
-		for _, f := range bytes.Fields(b) {
-			if c, err := strconv.Atoi(string(f)); err == nil {
+		for len(b) > 0 {
+			b = bytes.TrimLeft(b, " \n")
+			j := bytes.IndexAny(b, " \n")
+			if j < 0 {
+				j = len(b)
+			}
+			if c, err := atoi(b[:j]); err == nil {
 				out = append(out, c)
 			}
+			b = b[j:]
 		}
 	}
 	return out, nil
@@ -70,12 +88,15 @@ func readAll(path string, buf *[]byte) ([]byte, error) {
 func Descendants(pid int) []Stat {
 	var out []Stat
 	seen := map[int]bool{pid: true}
-	queue := []int{pid}
+	type node struct{ pid, threads int }
+	queue := []node{{pid, 0}}
+	buf := make([]byte, 4096)
+	var kids []int
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		kids, err := Children(p)
-		if err != nil {
+		var err error
+		if kids, err = children(p.pid, p.threads, &buf, kids[:0]); err != nil {
 			continue
 		}
 		for _, c := range kids {
@@ -84,11 +105,11 @@ func Descendants(pid int) []Stat {
 			}
 			seen[c] = true
 			st, err := ReadStat(c)
-			if err != nil || st.PPid != p {
+			if err != nil || st.PPid != p.pid {
 				continue // gone, or reparented since the list was read
 			}
 			out = append(out, st)
-			queue = append(queue, c)
+			queue = append(queue, node{c, st.Threads})
 		}
 	}
 	return out

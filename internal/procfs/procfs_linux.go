@@ -17,13 +17,14 @@ import (
 
 // Stat is what /proc/PID/stat says of one process.
 type Stat struct {
-	Pid   int
-	PPid  int
-	Pgid  int
-	Sid   int
-	State byte   // R, S, D, Z, T, t, X, ...
-	Start uint64 // start time in clock ticks after boot; with Pid it names the process
-	Comm  string
+	Pid     int
+	PPid    int
+	Pgid    int
+	Sid     int
+	State   byte   // R, S, D, Z, T, t, X, ...
+	Threads int    // how many threads it has
+	Start   uint64 // start time in clock ticks after boot; with Pid it names the process
+	Comm    string
 }
 
 // Zombie reports whether the process has exited and waits to be reaped (or
@@ -62,23 +63,59 @@ func ParseStat(b []byte) (Stat, error) {
 	}
 	s.Pid = pid
 	s.Comm = string(b[open+1 : end])
-	// Fields after the name, counted from 3 (state) as in proc(5).
-	f := bytes.Fields(b[end+2:])
-	if len(f) < 20 {
-		return Stat{}, fmt.Errorf("malformed stat: %d fields after name", len(f))
+	// Fields after the name, counted from 3 (state) as in proc(5), up to
+	// 22 (starttime), read in place: a supervisor reads the stat of every
+	// process of a tree it walks.
+	var f [20][]byte
+	rest := b[end+2:]
+	for i := range f {
+		rest = bytes.TrimLeft(rest, " ")
+		j := bytes.IndexAny(rest, " \n")
+		if j < 0 {
+			j = len(rest)
+		}
+		if j == 0 {
+			return Stat{}, fmt.Errorf("malformed stat: %d fields after name", i)
+		}
+		f[i], rest = rest[:j], rest[j:]
 	}
 	s.State = f[0][0]
 	ints := [...]*int{&s.PPid, &s.Pgid, &s.Sid}
 	for i, p := range ints {
-		if *p, err = strconv.Atoi(string(f[1+i])); err != nil {
+		if *p, err = atoi(f[1+i]); err != nil {
 			return Stat{}, fmt.Errorf("malformed stat field %d: %w", 4+i, err)
 		}
 	}
-	// Field 22 (starttime) is f[19].
+	// Field 20 (num_threads) is f[17], field 22 (starttime) f[19].
+	if s.Threads, err = atoi(f[17]); err != nil {
+		return Stat{}, fmt.Errorf("malformed stat num_threads: %w", err)
+	}
 	if s.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
 		return Stat{}, fmt.Errorf("malformed stat starttime: %w", err)
 	}
 	return s, nil
+}
+
+// atoi parses a decimal int without a copy.
+func atoi(b []byte) (int, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, fmt.Errorf("bad number %q", b)
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad number %q", b)
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
 }
 
 // Scan returns the stat of every process that exists now. Processes that
@@ -143,17 +180,23 @@ func HasToken(pid int, token string) bool {
 	return false
 }
 
-// readSmall reads a small /proc file into buf with one read.
+// readSmall reads a small /proc file into buf with one read. It goes
+// straight to the system calls: a supervisor reads such files for every
+// process of a tree it signals, and os.File's bookkeeping (the poller,
+// finalizers) would cost more than the reads.
 func readSmall(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 			return nil, fmt.Errorf("%s: %w", path, ErrGone)
 		}
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer f.Close()
-	n, err := f.Read(buf)
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, buf)
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf)
+	}
 	if err != nil {
 		// ESRCH from a process exiting under us reads as gone.
 		return nil, fmt.Errorf("%s: %w (%v)", path, ErrGone, err)
@@ -168,22 +211,24 @@ func truncate(b []byte) []byte {
 	return b
 }
 
-// Signal sends sig to the process pid only if it is still the process that
-// started at start (clock ticks after boot, as in Stat.Start). It returns an
-// error wrapping ErrGone when the process is not there any more.
-func Signal(pid int, start uint64, sig unix.Signal) error {
-	return SignalIf(pid, sig, func() bool {
+// Signal sends sigs, in order, to the process pid only if it is still the
+// process that started at start (clock ticks after boot, as in
+// Stat.Start). It returns an error wrapping ErrGone when the process is not
+// there any more.
+func Signal(pid int, start uint64, sigs ...unix.Signal) error {
+	return SignalIf(pid, func() bool {
 		st, err := ReadStat(pid)
 		return err == nil && st.Start == start
-	})
+	}, sigs...)
 }
 
-// SignalIf sends sig to the process pid only if same reports, after the
-// process was pinned with a pidfd, that pid is still the process meant. A
-// pid recycled before the pin fails the check; one recycled after it is not
-// reached, because the signal goes through the pidfd. It returns an error
-// wrapping ErrGone when the process is not there (or not the one meant).
-func SignalIf(pid int, sig unix.Signal, same func() bool) error {
+// SignalIf sends sigs, in order, to the process pid only if same reports,
+// after the process was pinned with a pidfd, that pid is still the process
+// meant. A pid recycled before the pin fails the check; one recycled after
+// it is not reached, because the signals go through the pidfd. It returns
+// an error wrapping ErrGone when the process is not there (or not the one
+// meant).
+func SignalIf(pid int, same func() bool, sigs ...unix.Signal) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch {
 	case errors.Is(err, unix.ESRCH):
@@ -198,15 +243,20 @@ func SignalIf(pid int, sig unix.Signal, same func() bool) error {
 	if !same() {
 		return ErrGone
 	}
-	if fd >= 0 {
-		err = unix.PidfdSendSignal(fd, sig, nil, 0)
-	} else {
-		err = unix.Kill(pid, sig)
+	for _, sig := range sigs {
+		if fd >= 0 {
+			err = unix.PidfdSendSignal(fd, sig, nil, 0)
+		} else {
+			err = unix.Kill(pid, sig)
+		}
+		if errors.Is(err, unix.ESRCH) {
+			return ErrGone
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if errors.Is(err, unix.ESRCH) {
-		return ErrGone
-	}
-	return err
+	return nil
 }
 
 // Memory returns a memory figure of /proc/PID/status in bytes: field is its

@@ -13,7 +13,7 @@ func TestParseStatReadsNamesWithSpacesAndParentheses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Start: 123456, Comm: "my (odd) name"}
+	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Threads: 1, Start: 123456, Comm: "my (odd) name"}
 	if st != want {
 		t.Fatalf("got %+v, want %+v", st, want)
 	}
@@ -120,5 +120,21 @@ func TestRunWaitAndCPUStallRead(t *testing.T) {
 	}
 	if b := CPUStall(); b < a {
 		t.Errorf("CPU stall went back: %v then %v", a, b)
+	}
+}
+
+func TestUnescapeMountinfoDecodesOctalEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`/sys/fs/cgroup/with\040space`: "/sys/fs/cgroup/with space",
+		`/plain`:                       "/plain",
+		`/ends\134`:                    `/ends\`,
+		`/tab\011and\012line`:          "/tab\tand\nline",
+		`/cut\04`:                      `/cut\04`,
+		`/notoctal\9x9`:                `/notoctal\9x9`,
+		`\`:                            `\`,
+	} {
+		if got := UnescapeMountinfo(in); got != want {
+			t.Errorf("UnescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

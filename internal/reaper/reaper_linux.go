@@ -6,6 +6,16 @@
 // alive while any claim is registered, reaps claimed zombies whenever a
 // SIGCHLD arrives. Zombies no claim recognises are never reaped here, so a
 // child that other code in this process waits for keeps its exit status.
+//
+// Some zombies are nobody's to wait for but this process's: those the
+// Inherit claim recognises (corral's own helper processes that no run owns
+// any more, and those of a corral process that died below this one and
+// were handed to it as orphans). Such a zombie may appear while no run is
+// in flight, so from the moment this process is a subreaper a sweep looks
+// for reapable zombies every second for the rest of its life (a
+// timer, one waitid when it fires; no goroutine waits for it): no zombie
+// that this package may reap outlives a sweep, whether runs are in flight
+// or not.
 package reaper
 
 import (
@@ -58,20 +68,57 @@ var (
 
 	spawnMu sync.RWMutex // held while a child starts; reaping passes share it
 
-	mu      sync.Mutex
-	owned   = map[int]struct{}{}
-	claims  = map[int]entry{}
-	nextID  int
-	running bool
+	mu       sync.Mutex
+	owned    = map[int]struct{}{}
+	claims   = map[int]entry{}
+	inherit  Claim
+	nextID   int
+	running  bool
+	sweeping bool
 )
 
 // Enable makes this process a child subreaper (PR_SET_CHILD_SUBREAPER),
-// once. The setting is process-wide and stays for the process's life.
+// once, and starts the sweep that reaps, for the rest of the process's
+// life, the zombies the claims and the Inherit claim recognise. The
+// setting is process-wide and stays for the process's life.
 func Enable() error {
 	enableOnce.Do(func() {
 		enableErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		if enableErr == nil {
+			startSweep()
+		}
 	})
 	return enableErr
+}
+
+// Inherit sets the claim for zombies that no run owns and nobody else in
+// this process can be waiting for: they are reaped by every pass and every
+// sweep. Children marked with Own are never offered to it.
+func Inherit(c Claim) {
+	mu.Lock()
+	inherit = c
+	mu.Unlock()
+}
+
+// startSweep arms the sweep, once.
+func startSweep() {
+	mu.Lock()
+	defer mu.Unlock()
+	if !sweeping {
+		sweeping = true
+		time.AfterFunc(passInterval, sweep)
+	}
+}
+
+// sweep is the pass that does not depend on a SIGCHLD being seen: a zombie
+// that came while no run was in flight, or whose SIGCHLD a pass took before
+// its claim was registered, is reaped here. It re-arms itself.
+func sweep() {
+	if anyZombie() {
+		Reap(nil)
+	}
+	expire()
+	time.AfterFunc(passInterval, sweep)
 }
 
 // StartOwned runs start, which starts a child and returns its pid, and marks
@@ -273,7 +320,10 @@ func claimed(z *Zombie, extra Claim) bool {
 		return true
 	}
 	mu.Lock()
-	list := make([]Claim, 0, len(claims))
+	list := make([]Claim, 0, len(claims)+1)
+	if inherit != nil {
+		list = append(list, inherit)
+	}
 	for _, e := range claims {
 		list = append(list, e.claim)
 	}

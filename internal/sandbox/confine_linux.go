@@ -44,9 +44,17 @@ import (
 //
 // On error the thread may be partly restricted: the caller must fork
 // nothing from it and let it end.
+//
+// For a guard's policy (Policy.Guard) it applies the guard's part instead:
+// no_new_privs and capabilities cut to GuardCapabilities for root, to
+// none for any other user; no Landlock, no seccomp, no gate (notifyFD is
+// -1).
 func Confine(p *Policy) (notifyFD int, mechanisms []string, landlockABI int, err error) {
 	if err := p.Validate(); err != nil {
 		return -1, nil, 0, err
+	}
+	if p.Guard != nil {
+		return confineGuard(p)
 	}
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread outlives its goroutine and stands for the whole

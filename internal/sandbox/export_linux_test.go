@@ -22,3 +22,13 @@ func ConfineLandlockOnly(p *Policy) error {
 	}
 	return landlockEnforce(rs)
 }
+
+// GuardAliases returns the paths at which path, lying in the mount whose
+// id is at, shows in the mount table text (mountinfo's format).
+func GuardAliases(text string, at uint64, path string) []string {
+	var out []string
+	for _, a := range aliasesOf(parseMounts(text), at, path) {
+		out = append(out, a.path)
+	}
+	return out
+}

@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/procfs"
 )
 
 // gateMaxInFlight bounds the connect() calls the gate performs at once: a
@@ -417,7 +419,7 @@ func allowedMounts(roots []string) (map[uint64]bool, error) {
 		if err != nil {
 			continue
 		}
-		mp := unescapeMountinfo(f[4])
+		mp := procfs.UnescapeMountinfo(f[4])
 		if !strings.HasPrefix(f[5], "rw") {
 			continue
 		}
@@ -429,26 +431,6 @@ func allowedMounts(roots []string) (map[uint64]bool, error) {
 		}
 	}
 	return ids, nil
-}
-
-// unescapeMountinfo undoes the octal escapes (\040 for a space, ...) of a
-// path in mountinfo.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // connectSocket connects sock to addr and returns the result. A

@@ -65,6 +65,11 @@ type Policy struct {
 	// the same address (network none only): NewPolicy takes them from the
 	// loopback entries of AllowHosts; Prepare listens on each inside.
 	Loopback []LoopbackPort `json:"loopback,omitempty"`
+
+	// Guard, when set, makes this the policy of a task guard rather than
+	// a sandbox (see Guard and NewGuardPolicy): Workdir is then the only
+	// other field set.
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // NewPolicy resolves sb for a run whose working directory is workdir
@@ -189,8 +194,12 @@ var coveredDirs = []string{"/tmp", "/var/tmp", "/dev", "/proc"}
 // paths, a missing TmpDir, a writable root that would expose the host's
 // /tmp or the whole file system, a proxy or a loopback port without a
 // network of its own, a loopback port that is not one or that another
-// listener takes.
+// listener takes. A guard's policy is checked by its own rules (see
+// Guard).
 func (p *Policy) Validate() error {
+	if p.Guard != nil {
+		return p.validateGuard()
+	}
 	switch p.Mode {
 	case corral.SandboxReadOnly, corral.SandboxWorkspace:
 	default:

@@ -47,9 +47,16 @@ import (
 //
 // mechanisms names the namespaces it verified. On error the namespaces are
 // in an unknown state and the init must exit without running anything.
+//
+// For a guard's policy (Policy.Guard) it builds the guard's view instead,
+// in the init of a guarded run (new mount, pid and IPC namespaces, and a
+// user namespace unless the init is root): see Guard.
 func Prepare(p *Policy) (listeners []*os.File, mechanisms []string, err error) {
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
+	}
+	if p.Guard != nil {
+		return prepareGuard(p)
 	}
 	if os.Getpid() != 1 {
 		return nil, nil, errors.New("sandbox: Prepare runs in the init, pid 1 of a new pid namespace (clone with CLONE_NEWPID)")

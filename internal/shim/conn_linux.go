@@ -37,6 +37,14 @@ type Config struct {
 	Args []string `json:"args,omitempty"`
 	Env  []string `json:"env,omitempty"`
 	Dir  string   `json:"dir,omitempty"`
+
+	// ShareGroup starts the command in the init's own session and process
+	// group (which are corral's) rather than a session of its own.
+	ShareGroup bool `json:"share_group,omitempty"`
+
+	// Ignore lists the signals corral ignores, which the command inherits
+	// ignored, as a child of corral itself would.
+	Ignore []int `json:"ignore,omitempty"`
 }
 
 // Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Guardian environment: the corral-owned cgroup directory and the prefix
@@ -40,7 +41,7 @@ func runGuardian() int {
 		}
 	}
 	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if err != nil || mutant.BindingOff {
 		return 0
 	}
 	var wg sync.WaitGroup
@@ -87,11 +88,10 @@ func StartGuardian(dir, prefix string) (*Guardian, error) {
 	}
 	defer null.Close()
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-		Env: []string{
-			RoleEnv + "=" + RoleGuardian,
-			guardianDirEnv + "=" + dir,
-			guardianPrefixEnv + "=" + prefix,
-		},
+		Env: Environ(RoleGuardian,
+			guardianDirEnv+"="+dir,
+			guardianPrefixEnv+"="+prefix,
+		),
 		Files: []uintptr{r.Fd(), null.Fd(), os.Stderr.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

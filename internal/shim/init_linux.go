@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/sandbox"
 )
@@ -30,14 +31,40 @@ type initState struct {
 	mech  []string
 }
 
+// deaf catches the signals an init drops (see runInit).
+var deaf = make(chan os.Signal, 8)
+
+var deafSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGTTIN, unix.SIGTTOU}
+
+// ignoreForCommand makes the command about to be forked inherit the
+// signals corral ignores (Config.Ignore), as a child of corral itself
+// would: ignored here until the fork, then caught again, so that an idle
+// init's next run starts as the first did.
+func ignoreForCommand(sigs []int) (restore func()) {
+	if len(sigs) == 0 {
+		return func() {}
+	}
+	list := make([]os.Signal, len(sigs))
+	for i, s := range sigs {
+		list[i] = syscall.Signal(s)
+	}
+	signal.Ignore(list...)
+	return func() {
+		signal.Reset(list...)
+		signal.Notify(deaf, deafSignals...)
+	}
+}
+
 func runInit() int {
 	// Only corral ends an init: through its control socket, or SIGKILL. A
 	// command that signals it (under network host no Landlock scope keeps
 	// it from trying) gets nowhere. The signals are caught and dropped, not
 	// ignored: an ignored signal stays ignored across exec, and the command
-	// must get SIGTERM as it would anywhere else.
-	deaf := make(chan os.Signal, 8)
-	signal.Notify(deaf, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM)
+	// must get SIGTERM as it would anywhere else. An init in corral's
+	// process group (Config.ShareGroup) gets the group's SIGTTIN and
+	// SIGTTOU when the command uses the terminal from the background, and
+	// must not stop for them: it reaps.
+	signal.Notify(deaf, deafSignals...)
 	go func() {
 		for range deaf {
 		}
@@ -205,13 +232,15 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 			Dir:   st.cfg.Dir,
 			Env:   st.cfg.Env,
 			Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
-			Sys:   &syscall.SysProcAttr{Setsid: true},
+			Sys:   &syscall.SysProcAttr{Setsid: !st.cfg.ShareGroup},
 		})
 		if f.err != nil {
 			f.stage = "start"
 		}
 	}
 	var c forked
+	restore := ignoreForCommand(st.cfg.Ignore)
+	defer restore()
 	if st.cfg.Policy != nil && !st.cfg.Confined {
 		c = st.confinedThread(fork)
 	} else {
@@ -306,6 +335,9 @@ func (st *initState) serve(cmd int) (stay bool) {
 				}
 				// Corral is gone (or gave up on the run): nothing of the
 				// tree may outlive it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				st.killTree()
 				return false
 			case m.Op == OpExit:
@@ -448,7 +480,7 @@ func (st *initState) hold() int {
 			// The run's init gets the holder's stdio (the null device) and
 			// the run's control socket; corral sends it the run.
 			_, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
-				Env:   []string{RoleEnv + "=" + RoleInit},
+				Env:   Environ(RoleInit),
 				Files: []uintptr{0, 1, 2, r.fds[0].Fd()},
 				Sys:   &syscall.SysProcAttr{Setsid: true},
 			})
@@ -477,6 +509,9 @@ func (st *initState) hold() int {
 			if !ok {
 				// Corral is gone or closed the enclosure: as pid 1, this
 				// process takes every process of the sandbox with it.
+				if mutant.BindingOff {
+					time.Sleep(time.Minute)
+				}
 				return 0
 			}
 			if in.m.Op != OpSpawn || len(in.files) != 1 {

@@ -63,6 +63,12 @@ const (
 // its stdin, stdout and stderr are the null device.
 const ControlFD = 3
 
+// Comm is the name every shim gives itself (its main thread's, the one
+// /proc/PID/stat shows, and keeps as a zombie): a supervisor that inherits
+// the zombie of another corral process's shim knows it by this name, and
+// reaps it, since nobody else can be waiting for it.
+const Comm = "corral-shim"
+
 // ExitShimFailed is a shim's exit status when it failed before or instead
 // of running the command; the reason went to corral over the control
 // socket.
@@ -77,6 +83,7 @@ func init() {
 	// packages initialise, and so does this process from now on: the main
 	// thread stands for the whole process (the kernel's thread-group
 	// leader), and must never be the confined one.
+	nameSelf()
 	os.Exit(run(role))
 }
 

@@ -150,6 +150,7 @@ func fromProc(o *corral.Outcome, pr *proc.Result) {
 	o.Containment = pr.Containment
 	o.Killed, o.Survivors = pr.Killed, pr.Survivors
 	o.Sandbox = pr.Sandbox
+	o.Guard = pr.Guard
 	o.Duration = pr.Duration
 }
 

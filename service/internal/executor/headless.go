@@ -43,6 +43,7 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 		Env:          l.env,
 		Credential:   l.cred,
 		Sandbox:      l.sandbox,
+		Guard:        l.guard,
 		Timeout:      j.Timeout,
 		StallTimeout: j.Agent.StallTimeout.D(),
 		IdleTimeout:  j.Agent.IdleTimeout.D(),
@@ -98,6 +99,11 @@ func (h Headless) Run(ctx context.Context, j *Job) *corral.Outcome {
 	}
 	o := fromTurn(res)
 	o.User = l.user
+	var g *corral.GuardReport
+	if res.Proc != nil {
+		g = res.Proc.Guard
+	}
+	o.Guard = l.guardReport(g)
 	r.end(o)
 	end(ctx, o, res.Status == corral.StatusCancelled, stopped)
 	supervision(o, err)

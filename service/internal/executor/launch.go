@@ -30,12 +30,20 @@ type Policy struct {
 	// the database URL): a run whose agent would pass one on does not
 	// start.
 	Secrets []string
-	// DataDir is the service's data directory. A sandboxed run may not
-	// read it.
+	// DataDir is the service's data directory. No run may read it: a
+	// sandboxed run has it denied, a guarded one does not see it.
 	DataDir string
 	// Prices prices headless runs whose agent reports no cost; nil means
 	// headless.DefaultPrices.
 	Prices *headless.Prices
+	// Hide lists further files and directories no run may read, as
+	// DataDir.
+	Hide []string
+	// Guard guards every run (proc.Guard) hiding DataDir and Hide; a
+	// sandboxed run's sandbox does the guard's work. Unguarded says why
+	// runs are not guarded when Guard is false; each outcome records it.
+	Guard     bool
+	Unguarded string
 	// LookupEnv reads the service's environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 }
@@ -50,6 +58,9 @@ type launch struct {
 	dir     string
 	env     []string
 	sandbox corral.Sandbox
+	guard   *proc.Guard // nil: unguarded
+	// unguarded says why guard is nil.
+	unguarded string
 }
 
 // prepare works out how j starts. The error, which says what to change,
@@ -74,12 +85,46 @@ func (p *Policy) prepare(j *Job) (*launch, error) {
 	if l.env, err = p.environment(j, u); err != nil {
 		return nil, err
 	}
-	if l.sandbox.Enabled() && p.DataDir != "" {
-		if dd, err := filepath.Abs(p.DataDir); err == nil && !slices.Contains(l.sandbox.DenyRead, dd) {
-			l.sandbox.DenyRead = append(slices.Clone(l.sandbox.DenyRead), dd)
+	hidden := p.hidden()
+	if l.sandbox.Enabled() {
+		deny := slices.Clone(l.sandbox.DenyRead)
+		for _, h := range hidden {
+			if !slices.Contains(deny, h) {
+				deny = append(deny, h)
+			}
 		}
+		l.sandbox.DenyRead = deny
+	}
+	if p.Guard {
+		l.guard = &proc.Guard{Hide: hidden}
+	} else {
+		l.unguarded = p.Unguarded
 	}
 	return l, nil
+}
+
+// hidden returns what no run may read: the data directory and Hide,
+// absolute.
+func (p *Policy) hidden() []string {
+	var out []string
+	for _, h := range append([]string{p.DataDir}, p.Hide...) {
+		if h == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(h); err == nil && !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// guardReport is what the outcome says of the run's guard: proc's report,
+// or why it was not guarded.
+func (l *launch) guardReport(r *corral.GuardReport) *corral.GuardReport {
+	if l.guard == nil {
+		return &corral.GuardReport{Unguarded: l.unguarded}
+	}
+	return r
 }
 
 // account resolves the user a's runs start as, and the credential that

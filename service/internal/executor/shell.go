@@ -58,6 +58,7 @@ func (s Shell) Run(ctx context.Context, j *Job) *corral.Outcome {
 		MaxOutput:  max(j.MaxOutput, 1),
 		Credential: l.cred,
 		Sandbox:    l.sandbox,
+		Guard:      l.guard,
 		Label:      Label(j.Execution.ID),
 	}
 	switch strings.TrimSuffix(filepath.Base(sh), ".exe") {
@@ -97,6 +98,7 @@ func (s Shell) Run(ctx context.Context, j *Job) *corral.Outcome {
 	errLines.flush()
 	o := &corral.Outcome{User: l.user}
 	fromProc(o, pr)
+	o.Guard = l.guardReport(pr.Guard)
 	o.Status, o.ErrorType, o.Error = exitStatus(pr, j.Timeout)
 	end(ctx, o, pr.Cancelled, stopped)
 	supervision(o, err)
@@ -132,6 +134,8 @@ func startError(err error, l *launch) error {
 	switch {
 	case errors.Is(err, proc.ErrSandboxUnavailable):
 		return fmt.Errorf("the agent's sandbox (%s) cannot be built on this worker, so nothing ran: %w", l.sandbox.Mode, err)
+	case errors.Is(err, proc.ErrGuardUnavailable):
+		return fmt.Errorf("the task guard cannot be built for this run, so nothing ran (corral serve --task-guard off runs tasks unguarded): %w", err)
 	case errors.Is(err, os.ErrPermission) && l.cred != nil:
 		return fmt.Errorf("could not start the run as user %s (corral serve needs root, or CAP_SETUID and CAP_SETGID, to switch users; and the user needs access to the working directory %q): %w", l.user, l.dir, err)
 	}

@@ -1,0 +1,167 @@
+//go:build linux
+
+// Command timeout measures what `corral timeout 10 /bin/true` costs beside
+// GNU `timeout 10 /bin/true`, in one run on one machine: each command is
+// started from here (fork, exec, wait) and timed from the fork to the
+// reaped exit, the runs interleaved so that a change of load hits them all
+// alike, and the medians compared. `corral --version` and `corral run
+// --timeout 10s -- /bin/true` are measured beside them, with the start of
+// corral's guardian alone (which corral timeout forks on the cgroup tier)
+// and a Go hello world: the shares of the binary's own start.
+//
+//	go run ./bench/timeout                 # builds corral, 150 runs of each
+//	go run ./bench/timeout -n 300 -corral ./corral
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runner is one command line, with the wall times of its runs.
+type runner struct {
+	name string
+	argv []string
+	env  []string // added to this program's environment
+	wall []time.Duration
+}
+
+func main() {
+	n := flag.Int("n", 150, "runs of each command")
+	bin := flag.String("corral", "", "the corral binary (default: build ./cmd/corral)")
+	only := flag.String("only", "", "comma-separated names of the rows to run (default: all)")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "corral-bench-timeout-")
+	check(err)
+	defer os.RemoveAll(dir)
+	corral := *bin
+	if corral == "" {
+		corral = filepath.Join(dir, "corral")
+		build := exec.Command("go", "build", "-o", corral, "./cmd/corral")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		check(build.Run())
+	}
+	corral, err = filepath.Abs(corral)
+	check(err)
+	link := filepath.Join(dir, "timeout")
+	check(os.Symlink(corral, link))
+	gnu, err := exec.LookPath("timeout")
+	check(err)
+	hello := buildHello(dir)
+	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir, "CORRAL_SHIM_LEAF_PREFIX=none."}
+	runners := pick([]*runner{
+		{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}},
+		{name: "corral timeout 10 /bin/true", argv: []string{corral, "timeout", "10", "/bin/true"}},
+		{name: "timeout (symlink to corral) 10 /bin/true", argv: []string{link, "10", "/bin/true"}},
+		{name: "corral --version", argv: []string{corral, "--version"}},
+		{name: "corral run --timeout 10s -- /bin/true", argv: []string{corral, "run", "--timeout", "10s", "--", "/bin/true"}},
+		{name: "corral's guardian alone (its start, then exit)", argv: []string{corral}, env: guardian},
+		{name: "a Go hello world", argv: []string{hello}},
+	}, *only)
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	check(err)
+	for _, r := range runners { // warm the page cache
+		for range 5 {
+			_, err := runOnce(r, null)
+			check(err)
+		}
+	}
+	for range *n {
+		for _, r := range runners {
+			d, err := runOnce(r, null)
+			check(err)
+			r.wall = append(r.wall, d)
+		}
+	}
+	base := median(runners[0].wall)
+	fmt.Printf("%d runs of each, interleaved\n\n", *n)
+	fmt.Printf("| %-42s | %9s | %9s | %9s | %7s |\n", "command", "p10", "median", "p90", "ratio")
+	fmt.Printf("|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 44), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 9))
+	for _, r := range runners {
+		slices.Sort(r.wall)
+		m := median(r.wall)
+		fmt.Printf("| %-42s | %9s | %9s | %9s | %6.2f× |\n", r.name, ms(pct(r.wall, 10)), ms(m), ms(pct(r.wall, 90)), float64(m)/float64(base))
+	}
+}
+
+// runOnce starts r's command with stdio on the null device and returns the
+// time from the fork to its reaped exit; a non-zero exit is an error.
+func runOnce(r *runner, null *os.File) (time.Duration, error) {
+	argv := r.argv
+	start := time.Now()
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   append(os.Environ(), r.env...),
+		Files: []uintptr{null.Fd(), null.Fd(), null.Fd()},
+	})
+	if err != nil {
+		return 0, err
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	d := time.Since(start)
+	if err == nil && ws.ExitStatus() != 0 {
+		err = fmt.Errorf("%s: %v", strings.Join(argv, " "), ws)
+	}
+	return d, err
+}
+
+// buildHello builds the smallest Go program, the floor of any Go start.
+func buildHello(dir string) string {
+	src := filepath.Join(dir, "hello")
+	check(os.MkdirAll(src, 0o755))
+	check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
+	bin := filepath.Join(dir, "hello-bin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = src, os.Stderr
+	check(build.Run())
+	return bin
+}
+
+func pick(all []*runner, only string) []*runner {
+	if only == "" {
+		return all
+	}
+	var out []*runner
+	for _, r := range all {
+		for _, name := range strings.Split(only, ",") {
+			if strings.Contains(r.name, name) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	if len(out) == 0 || out[0] != all[0] {
+		out = append([]*runner{all[0]}, out...) // the peer always runs
+	}
+	return out
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func pct(sorted []time.Duration, p int) time.Duration { return sorted[len(sorted)*p/100] }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/timeout:", err)
+		os.Exit(1)
+	}
+}

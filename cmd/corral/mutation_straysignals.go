@@ -1,0 +1,15 @@
+//go:build mutation_straysignals
+
+// Mutant: no subcommand catches SIGQUIT, SIGUSR1, SIGUSR2 or SIGALRM: SIGQUIT ends corral with the Go runtime's stack dump.
+// Guarantee: signals never crash corral (issue 21: every subcommand)
+// Caught: ./cmd/corral TestStraySignalsEndNoSubcommand/shell
+// Caught: ./cmd/corral TestStraySignalsEndNoSubcommand/headless
+// Caught: ./cmd/corral TestStraySignalsEndNoSubcommand/mcp
+
+package main
+
+// catchStraySignals, mutated for the CI's mutation step (.ci/mutations):
+// it catches nothing. Built only with the tag mutation_straysignals.
+func catchStraySignals(string) {}
+
+func init() { mutationTags = append(mutationTags, "mutation_straysignals") }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/corralrun/corral/proc"
+)
+
+// Windows has no SIGQUIT or job control: nothing to catch beyond what each
+// command asks for.
+func catchStraySignals(string) {}
+
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+
+// treeSignals is what corral run does with the signals it gets: SIGINT and
+// SIGTERM stop the run.
+type treeSignals struct{ c chan os.Signal }
+
+func watchTreeSignals() *treeSignals {
+	t := &treeSignals{c: make(chan os.Signal, 2)}
+	signal.Notify(t.c, stopSignals...)
+	return t
+}
+
+func (t *treeSignals) stop() { signal.Stop(t.c) }
+
+func (t *treeSignals) follow(p *proc.Process) os.Signal {
+	select {
+	case <-p.Done():
+		return nil
+	case s := <-t.c:
+		return s
+	}
+}
+
+// holdSignals: Windows has no job control.
+var holdSignals []os.Signal
+
+func isHoldSignal(os.Signal) bool { return false }

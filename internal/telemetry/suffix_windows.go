@@ -1,0 +1,3 @@
+package telemetry
+
+const exeSuffix = ".exe"
