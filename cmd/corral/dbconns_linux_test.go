@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/corralrun/corral"
@@ -22,7 +23,11 @@ import (
 // every few milliseconds each worker's connections as the server sees
 // them (pg_stat_activity, by the application_name corral/WORKER_ID the
 // worker gives them): neither ever holds more than its bound, and every
-// task succeeds (the bound slows a worker, never stalls it).
+// task succeeds (the bound slows a worker, never stalls it). From the
+// records: every submitted task is recorded once and succeeded, none
+// besides them (no loss), and the database's log of every slot taken and
+// released (storetest.LogSlots) never shows a slot held twice or the
+// agent holding more than its slots (no overbooking).
 func TestFleetWorkerHoldsAtMostDBMaxConnsUnderLoad(t *testing.T) {
 	bound := postgres.MinConns
 	f := newFleet(t, 2, "--db-max-conns", fmt.Sprint(bound), "--max-runs", "8", "--shutdown-timeout", "0s")
@@ -59,22 +64,35 @@ func TestFleetWorkerHoldsAtMostDBMaxConnsUnderLoad(t *testing.T) {
 		}
 	}()
 	createAgent(t, f.workers[0].c, &client.Agent{Name: "burst", MaxParallelTasks: 8, Overflow: corral.OverflowQueue, MaxBacklog: 1000})
+	logConn, err := pgx.Connect(bg, f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logConn.Close(bg)
+	if err := storetest.LogSlots(bg, logConn); err != nil {
+		t.Fatal(err)
+	}
 	const total = 300
 	var wg sync.WaitGroup
 	errs := make(chan error, total)
+	ids := make(chan string, total)
 	for i := range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range total / 16 {
-				if _, err := f.workers[i%2].c.Submit(bg, "burst", "true", 0); err != nil {
+				e, err := f.workers[i%2].c.Submit(bg, "burst", "true", 0)
+				if err != nil {
 					errs <- err
+					continue
 				}
+				ids <- e.ID
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
+	close(ids)
 	for err := range errs {
 		t.Fatalf("submission failed: %v", err)
 	}
@@ -103,6 +121,15 @@ func TestFleetWorkerHoldsAtMostDBMaxConnsUnderLoad(t *testing.T) {
 	}
 	stop()
 	<-sampled
+	checkNoLoss(t, admin, ids)
+	replay, err := storetest.CheckSlots(bg, logConn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("slot log: %d taken, %d released, at most %d of %d held", replay.Takes, replay.Releases, replay.MostHeld, replay.MostAllowed)
+	if p := replay.Overbooked(); p != "" || replay.Takes != n || replay.Releases != n {
+		t.Errorf("slot log of %d tasks: %d taken, %d released; %s", n, replay.Takes, replay.Releases, p)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("most connections per worker over %d samples: %v (bound %d)", samples, peak, bound)
@@ -135,5 +162,43 @@ func TestServeRefusesADBMaxConnsTheServerCannotTake(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("serve %v: exit %d, %q; want exit 1 and %q", c.args[len(c.args)-2:], code, stderr, c.want)
 		}
+	}
+}
+
+// checkNoLoss checks that every id submitted is recorded once, as
+// succeeded, and that no other execution is recorded.
+func checkNoLoss(t *testing.T, admin *pgxpool.Pool, submitted <-chan string) {
+	t.Helper()
+	want := map[string]bool{}
+	for id := range submitted {
+		if want[id] {
+			t.Errorf("execution id %s given to two submissions", id)
+		}
+		want[id] = true
+	}
+	rows, err := admin.Query(bg, `SELECT id, status FROM corral_executions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var id, status string
+		if err := rows.Scan(&id, &status); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !want[id]:
+			t.Errorf("execution %s (%s) recorded, not submitted", id, status)
+		case status != "succeeded":
+			t.Errorf("execution %s %s", id, status)
+		}
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if seen != len(want) {
+		t.Errorf("%d executions recorded of %d submitted", seen, len(want))
 	}
 }
