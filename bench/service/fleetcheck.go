@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/corralrun/corral/store/storetest"
 )
 
 // sample is what the sampler saw over a run.
@@ -91,14 +92,13 @@ func (sm *sampler) stop() sample {
 // recordCheck is what the records say of a run.
 type recordCheck struct {
 	recorded, succeeded, extra, dupSubmitted, retried int
-	maxOverlap                                        int // most executions of one agent between admission and end at once
+	slots                                             storetest.SlotReplay
 }
 
 // checkRecords reads every execution: each submitted id recorded once,
-// terminal and succeeded, none besides them, and no agent over its slots
-// at any moment (from each execution's admission to its end, when its
-// slot is released, in the same transaction).
-func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string, slots int) recordCheck {
+// terminal and succeeded, none besides them; and replays the slot log
+// (storetest.LogSlots): no slot held twice, no agent over its slots.
+func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string) recordCheck {
 	var rc recordCheck
 	want := map[string]bool{}
 	for _, id := range ids {
@@ -107,16 +107,12 @@ func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string, slots int)
 		}
 		want[id] = true
 	}
-	rows, err := admin.Query(ctx, `SELECT id, agent, status, coalesce((doc->>'attempt')::int, 1), 
-		(doc->>'admitted_at')::timestamptz, (doc->>'finished_at')::timestamptz FROM corral_executions`)
+	rows, err := admin.Query(ctx, `SELECT id, status, coalesce((doc->>'attempt')::int, 1) FROM corral_executions`)
 	check(err)
-	type span struct{ from, to time.Time }
-	byAgent := map[string][]span{}
 	for rows.Next() {
-		var id, agent, status string
+		var id, status string
 		var attempt int
-		var from, to *time.Time
-		check(rows.Scan(&id, &agent, &status, &attempt, &from, &to))
+		check(rows.Scan(&id, &status, &attempt))
 		if !want[id] {
 			rc.extra++
 			continue
@@ -128,39 +124,15 @@ func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string, slots int)
 		if attempt > 1 {
 			rc.retried++
 		}
-		if from != nil && to != nil {
-			byAgent[agent] = append(byAgent[agent], span{*from, *to})
-		}
 	}
 	check(rows.Err())
-	for _, spans := range byAgent {
-		type edge struct {
-			at time.Time
-			d  int
-		}
-		var edges []edge
-		for _, s := range spans {
-			edges = append(edges, edge{s.from, +1}, edge{s.to, -1})
-		}
-		// An end at the same instant as an admission comes first: a
-		// promotion is admitted at the end of the run before it.
-		slices.SortFunc(edges, func(a, b edge) int {
-			if c := a.at.Compare(b.at); c != 0 {
-				return c
-			}
-			return a.d - b.d
-		})
-		n := 0
-		for _, e := range edges {
-			n += e.d
-			rc.maxOverlap = max(rc.maxOverlap, n)
-		}
-	}
+	rc.slots, err = storetest.CheckSlots(ctx, admin)
+	check(err)
 	return rc
 }
 
 // problems says what the records show wrong, or "".
-func (rc recordCheck) problems(submitted, slots int) string {
+func (rc recordCheck) problems(submitted int) string {
 	var p []string
 	if rc.recorded != submitted || rc.dupSubmitted > 0 {
 		p = append(p, fmt.Sprintf("%d of %d submitted tasks recorded (%d ids twice)", rc.recorded, submitted, rc.dupSubmitted))
@@ -171,8 +143,11 @@ func (rc recordCheck) problems(submitted, slots int) string {
 	if rc.extra > 0 {
 		p = append(p, fmt.Sprintf("%d executions recorded that were not submitted", rc.extra))
 	}
-	if rc.maxOverlap > slots {
-		p = append(p, fmt.Sprintf("overbooked: %d of an agent's executions held a slot at once, of %d", rc.maxOverlap, slots))
+	if o := rc.slots.Overbooked(); o != "" {
+		p = append(p, "overbooked: "+o)
+	}
+	if rc.slots.Takes != submitted || rc.slots.Releases != submitted {
+		p = append(p, fmt.Sprintf("the slot log has %d takes and %d releases for %d tasks", rc.slots.Takes, rc.slots.Releases, submitted))
 	}
 	return strings.Join(p, "; ")
 }

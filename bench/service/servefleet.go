@@ -14,6 +14,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/client"
+	"github.com/corralrun/corral/store/storetest"
 )
 
 // serveFleetConfig is one run of -serve-fleet: the same load on fleets
@@ -112,6 +113,7 @@ func fleetRun(ctx context.Context, bin string, cfg serveFleetConfig, n int) *fle
 	admin, err := pgx.Connect(ctx, db)
 	check(err)
 	defer admin.Close(context.Background())
+	check(storetest.LogSlots(ctx, admin))
 	// What the fleet costs doing nothing (heartbeats, polls), before the
 	// load and once the start has settled.
 	time.Sleep(3 * time.Second)
@@ -131,7 +133,7 @@ func fleetRun(ctx context.Context, bin string, cfg serveFleetConfig, n int) *fle
 		f.peakPerWorker = max(f.peakPerWorker, c)
 	}
 	f.admission, f.release, f.finishedTotal = fl.metrics(ctx)
-	f.check = checkRecords(ctx, admin, ids, cfg.slots)
+	f.check = checkRecords(ctx, admin, ids)
 	return f
 }
 
@@ -228,7 +230,12 @@ func printFleet(cfg serveFleetConfig, all []*fleetFigures) {
 	row("  most running (sampled, n)", func(f *fleetFigures) string {
 		return fmt.Sprintf("%d/%d, n=%d", f.smp.maxRuns, cfg.slots, f.smp.samples)
 	})
-	row("  most holding a slot at once (records)", func(f *fleetFigures) string { return fmt.Sprintf("%d/%d", f.check.maxOverlap, cfg.slots) })
+	row("  slot log: most held by an agent, rules broken", func(f *fleetFigures) string {
+		return fmt.Sprintf("%d/%d, %d", f.check.slots.MostHeld, f.check.slots.MostAllowed, f.check.slots.Bad)
+	})
+	row("  slot log: taken / released", func(f *fleetFigures) string {
+		return fmt.Sprintf("%d/%d", f.check.slots.Takes, f.check.slots.Releases)
+	})
 	row("loss: submitted / recorded / succeeded", func(f *fleetFigures) string {
 		return fmt.Sprintf("%d/%d/%d", f.submitted, f.check.recorded, f.check.succeeded)
 	})
@@ -247,7 +254,7 @@ func printFleet(cfg serveFleetConfig, all []*fleetFigures) {
 // passed), or "".
 func problems(f *fleetFigures, slots int) string {
 	var p []string
-	if rc := f.check.problems(f.submitted, slots); rc != "" {
+	if rc := f.check.problems(f.submitted); rc != "" {
 		p = append(p, rc)
 	}
 	if f.smp.over > 0 || f.smp.maxRuns > slots {
