@@ -317,3 +317,13 @@ func machineBusy() time.Duration {
 	}
 	return time.Duration(busy) * clockTick
 }
+
+// loadAverage is the machine's load average over the last minute, "-"
+// where /proc/loadavg is not.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "-"
+	}
+	return strings.Fields(string(b))[0]
+}

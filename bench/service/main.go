@@ -93,7 +93,8 @@ func main() {
 	}
 	if *serveMode {
 		runServeFleet(ctx, serveFleetConfig{pgURL: *pgURL, workers: parseSizes(*serveSizes), tasks: *serveTasks, clients: *serveCli,
-			agents: *serveAgents, slots: *serveSlots, dbMaxConns: *serveConns, gomaxprocs: *serveProcs, bin: *serveBin, deadline: *serveLimit})
+			agents: *serveAgents, slots: *serveSlots, dbMaxConns: *serveConns, gomaxprocs: *serveProcs, bin: *serveBin, deadline: *serveLimit,
+			taskGuard: *taskGuard})
 		return
 	}
 	if *fleetMode {

@@ -24,6 +24,7 @@ type serveFleetConfig struct {
 	workers                       []int
 	tasks, clients, agents, slots int
 	dbMaxConns, gomaxprocs        int
+	taskGuard                     string // corral serve --task-guard
 	bin                           string // a corral binary; empty: build this module's
 	deadline                      time.Duration
 }
@@ -53,6 +54,7 @@ type fleetFigures struct {
 	check                     recordCheck
 	cpu, idle                 cpuShare
 	finishedTotal             int
+	load                      [2]string // the machine's 1-minute load average at the load's start and end
 }
 
 // runServeFleet measures fleets of real corral serve processes (built
@@ -81,7 +83,7 @@ func runServeFleet(ctx context.Context, cfg serveFleetConfig) {
 	if cfg.dbMaxConns > 0 {
 		conns = fmt.Sprint(cfg.dbMaxConns)
 	}
-	fmt.Printf("--max-runs per worker = the fleet's slots / workers; --db-max-conns %s", conns)
+	fmt.Printf("--max-runs per worker = the fleet's slots / workers; --db-max-conns %s; --task-guard %s", conns, cfg.taskGuard)
 	if cfg.gomaxprocs > 0 {
 		fmt.Printf("; GOMAXPROCS=%d", cfg.gomaxprocs)
 	}
@@ -101,7 +103,7 @@ func fleetRun(ctx context.Context, bin string, cfg serveFleetConfig, n int) *fle
 	db, drop := createDB(ctx, cfg.pgURL)
 	defer drop()
 	maxRuns := (cfg.agents*cfg.slots + n - 1) / n
-	fl := startFleet(ctx, bin, db, n, maxRuns, cfg.dbMaxConns, cfg.gomaxprocs)
+	fl := startFleet(ctx, bin, db, n, maxRuns, cfg.dbMaxConns, cfg.gomaxprocs, cfg.taskGuard)
 	defer fl.stop()
 	f := &fleetFigures{workers: n, maxRuns: maxRuns, dbBound: fl.dbBound()}
 	c0 := fl.workers[0].c
@@ -122,11 +124,13 @@ func fleetRun(ctx context.Context, bin string, cfg serveFleetConfig, n int) *fle
 	f.idle = fl.cpu(ctx, admin).since(idle0)
 	smp := startSampler(ctx, db)
 	cpu0 := fl.cpu(ctx, admin)
+	f.load[0] = loadAverage()
 	t0 := time.Now()
 	ids, rt := submitAll(ctx, fl, cfg)
 	f.submitted, f.roundTrip = len(ids), rt
 	last := waitTerminal(ctx, admin, len(ids))
 	f.elapsed = last.Sub(t0)
+	f.load[1] = loadAverage()
 	f.cpu = fl.cpu(ctx, admin).since(cpu0)
 	f.smp = smp.stop()
 	for _, c := range f.smp.peakBy {
@@ -222,6 +226,7 @@ func printFleet(cfg serveFleetConfig, all []*fleetFigures) {
 	row("     PostgreSQL (the workers' backends)", func(f *fleetFigures) string { return f.cpu.share(f.cpu.postgres) })
 	row("     this benchmark (its clients, sampler)", func(f *fleetFigures) string { return f.cpu.share(f.cpu.bench) })
 	row("     the machine, all of it (2 cores = 200%)", func(f *fleetFigures) string { return f.cpu.share(f.cpu.machine) })
+	row("load average (1 min), start / end", func(f *fleetFigures) string { return f.load[0] + " / " + f.load[1] })
 	row("idle fleet, 5 s before the load: workers", func(f *fleetFigures) string { return f.idle.share(f.idle.workers) })
 	row("     PostgreSQL", func(f *fleetFigures) string { return f.idle.share(f.idle.postgres) })
 	row("overbooking: most slots of an agent held", func(f *fleetFigures) string {

@@ -48,9 +48,9 @@ type serveFleet struct {
 }
 
 // startFleet starts n workers of bin on db (with GOMAXPROCS set when
-// gomaxprocs is), at once (the first to take
+// gomaxprocs is, and --task-guard guard), at once (the first to take
 // the migration lock creates the schema), and waits until each listens.
-func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gomaxprocs int) *serveFleet {
+func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gomaxprocs int, guard string) *serveFleet {
 	fl := &serveFleet{maxRuns: maxRuns, dbMaxConns: dbMaxConns}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -66,7 +66,7 @@ func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gom
 		check(err)
 		w := &serveWorker{id: fmt.Sprintf("bench-w%d", i), data: dir, exited: make(chan struct{})}
 		args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--db", db, "--worker-id", w.id,
-			"--max-runs", fmt.Sprint(maxRuns), "--insecure-no-auth", "--shutdown-timeout", "5s"}
+			"--max-runs", fmt.Sprint(maxRuns), "--insecure-no-auth", "--shutdown-timeout", "5s", "--task-guard", guard}
 		if dbMaxConns > 0 {
 			args = append(args, "--db-max-conns", fmt.Sprint(dbMaxConns))
 		}

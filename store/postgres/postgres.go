@@ -169,8 +169,11 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		// River's insert notifications are debounced per queue; a short
 		// poll keeps a lone worker's dispatch latency low.
 		PollInterval: 50 * time.Millisecond,
-		NotifyCancel: notifyCancel,
-		Limits:       opts.Limits,
+		// One statement, one round trip: cheaper per admission than
+		// River's COPY FROM (docs/benchmarks.md, River's insert).
+		InsertStatement: true,
+		NotifyCancel:    notifyCancel,
+		Limits:          opts.Limits,
 	})
 	if err != nil {
 		return nil, err
