@@ -30,7 +30,9 @@
 // -serve-workers (1,3,10) in the same run: 5,000 trivial tasks from 50
 // HTTP clients over 20 agents; throughput, admission and slot release
 // p50/p99, PostgreSQL connections used, where the CPU went, and checks
-// that no agent was overbooked and no task lost.
+// that no agent was overbooked (the database's slot log,
+// storetest.LogSlots) and no task lost (every submitted id recorded once
+// and succeeded); a failed check prints FAILED.
 //
 // Run it as root on Linux for the cgroup tier: go run ./bench/service
 package main
