@@ -94,9 +94,12 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *serveMode {
-		runServeFleet(ctx, serveFleetConfig{pgURL: *pgURL, workers: parseSizes(*serveSizes), tasks: *serveTasks, clients: *serveCli,
+		ok := runServeFleet(ctx, serveFleetConfig{pgURL: *pgURL, workers: parseSizes(*serveSizes), tasks: *serveTasks, clients: *serveCli,
 			agents: *serveAgents, slots: *serveSlots, dbMaxConns: *serveConns, gomaxprocs: *serveProcs, bin: *serveBin, deadline: *serveLimit,
 			taskGuard: *taskGuard})
+		if !ok {
+			os.Exit(1)
+		}
 		return
 	}
 	if *fleetMode {

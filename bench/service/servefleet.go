@@ -62,8 +62,9 @@ type fleetFigures struct {
 // after the other in the same run, under the same load: cfg.clients
 // concurrent HTTP clients submitting cfg.tasks trivial tasks (true) in
 // all, round robin over cfg.agents agents of cfg.slots slots each
-// (overflow: queue), each client through one worker.
-func runServeFleet(ctx context.Context, cfg serveFleetConfig) {
+// (overflow: queue), each client through one worker. It reports whether
+// every check passed (no overbooking, no loss, no bound passed).
+func runServeFleet(ctx context.Context, cfg serveFleetConfig) bool {
 	if cfg.pgURL == "" {
 		fmt.Fprintln(os.Stderr, "bench: -serve-fleet needs PostgreSQL: set CORRAL_TEST_POSTGRES or -pg (a user that may create databases)")
 		os.Exit(1)
@@ -94,7 +95,7 @@ func runServeFleet(ctx context.Context, cfg serveFleetConfig) {
 		all = append(all, f)
 		fmt.Fprintf(os.Stderr, "bench: %d worker(s) done: %.1f tasks/s\n", w, float64(f.submitted)/f.elapsed.Seconds())
 	}
-	printFleet(cfg, all)
+	return printFleet(cfg, all)
 }
 
 // fleetRun starts n workers on a fresh database, runs the load through
@@ -196,8 +197,9 @@ func waitTerminal(ctx context.Context, admin *pgx.Conn, n int) time.Time {
 	}
 }
 
-// printFleet prints the fleet sizes side by side.
-func printFleet(cfg serveFleetConfig, all []*fleetFigures) {
+// printFleet prints the fleet sizes side by side, and whether every
+// check passed.
+func printFleet(cfg serveFleetConfig, all []*fleetFigures) bool {
 	row := func(label string, f func(*fleetFigures) string) {
 		fmt.Printf("  %-44s", label)
 		for _, x := range all {
@@ -247,12 +249,15 @@ func printFleet(cfg serveFleetConfig, all []*fleetFigures) {
 	row("  ends counted by the workers, attempts > 1", func(f *fleetFigures) string {
 		return fmt.Sprintf("%d, %d", f.finishedTotal, f.check.retried)
 	})
+	failed := false
 	for _, f := range all {
 		if p := problems(f, cfg.slots); p != "" {
 			fmt.Printf("\n  FAILED, %d worker(s): %s", f.workers, p)
+			failed = true
 		}
 	}
 	fmt.Println()
+	return !failed
 }
 
 // problems says what went wrong in a run (overbooking, loss, a bound
