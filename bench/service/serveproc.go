@@ -23,6 +23,7 @@ func buildCorral() (string, func()) {
 	bin := filepath.Join(dir, "corral")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/corralrun/corral/cmd/corral").CombinedOutput()
 	if err != nil {
+		os.RemoveAll(dir)
 		check(fmt.Errorf("go build corral: %v\n%s", err, out))
 	}
 	return bin, func() { os.RemoveAll(dir) }
