@@ -39,8 +39,10 @@ func newMetrics() *metrics.Registry {
 	r.Counter(mWebhookFailures, "Webhook delivery attempts of this worker that failed (each is retried with backoff until its time runs out).")
 	r.Counter(mBudgetWarnings, "Budget windows that crossed 80 % and 95 % of a ceiling during a run of this worker, by agent, window and level.")
 	r.Histogram(mDuration, "Duration of finished runs, by agent.", []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600})
-	r.Histogram(mAdmission, "Time to take an admission decision (one database transaction).", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .5})
-	r.Histogram(mRelease, "Time from a run's process tree being gone to its slot being released.", []float64{.001, .0025, .005, .01, .025, .05, .1, .25, 1})
+	// The top buckets (seconds) tell a saturated worker's p99 apart
+	// from its timeouts.
+	r.Histogram(mAdmission, "Time to take an admission decision (one database transaction).", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5})
+	r.Histogram(mRelease, "Time from a run's process tree being gone to its slot being released.", []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5})
 	return r
 }
 

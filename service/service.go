@@ -287,12 +287,7 @@ func New(cfg Config) (*Service, error) {
 	ident := recovery.Self()
 	id := cfg.WorkerID
 	if id == "" {
-		abs, err := filepath.Abs(cfg.DataDir)
-		if err != nil {
-			abs = cfg.DataDir
-		}
-		h := sha256.Sum256([]byte(abs))
-		id = fmt.Sprintf("%s-%s", ident.Host, hex.EncodeToString(h[:4]))
+		id = DefaultWorkerID(cfg.DataDir)
 	}
 	s := &Service{
 		cfg:     cfg,
@@ -315,6 +310,17 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.chg.ch = make(chan struct{})
 	return s, nil
+}
+
+// DefaultWorkerID is the id of a worker whose Config.WorkerID is empty:
+// the host name and a hash of its data directory's absolute path.
+func DefaultWorkerID(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	h := sha256.Sum256([]byte(abs))
+	return fmt.Sprintf("%s-%s", recovery.Self().Host, hex.EncodeToString(h[:4]))
 }
 
 // WorkerID returns this worker's id, as recorded in the executions it owns.

@@ -72,6 +72,21 @@ func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func(
 				os.RemoveAll(dir)
 			}
 	}
+	u, drop := createDB(ctx, pgURL)
+	return func() store.Store {
+			s, err := postgres.Open(ctx, postgres.Options{URL: u})
+			check(err)
+			return keep(s)
+		}, func() {
+			closeAll()
+			drop()
+			os.RemoveAll(dir)
+		}
+}
+
+// createDB creates a database on the server of pgURL and returns its URL
+// and what drops it.
+func createDB(ctx context.Context, pgURL string) (string, func()) {
 	admin, err := pgx.Connect(ctx, pgURL)
 	check(err)
 	var b [6]byte
@@ -82,16 +97,10 @@ func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func(
 	u, err := url.Parse(pgURL)
 	check(err)
 	u.Path = "/" + name
-	return func() store.Store {
-			s, err := postgres.Open(ctx, postgres.Options{URL: u.String()})
-			check(err)
-			return keep(s)
-		}, func() {
-			closeAll()
-			admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			admin.Close(ctx)
-			os.RemoveAll(dir)
-		}
+	return u.String(), func() {
+		admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		admin.Close(context.Background())
+	}
 }
 
 func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, admissions int) (float64, string, string) {

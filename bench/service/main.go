@@ -25,6 +25,15 @@
 // second and admission p50/p99, each configuration in the same run
 // (PostgreSQL from -pg or CORRAL_TEST_POSTGRES).
 //
+// With -serve-fleet it runs instead fleets of real corral serve
+// processes (built from this module) on one PostgreSQL, of each size in
+// -serve-workers (1,3,10) in the same run: 5,000 trivial tasks from 50
+// HTTP clients over 20 agents; throughput, admission and slot release
+// p50/p99, PostgreSQL connections used, where the CPU went, and checks
+// that no agent was overbooked (the database's slot log,
+// storetest.LogSlots) and no task lost (every submitted id recorded once
+// and succeeded); a failed check prints FAILED.
+//
 // Run it as root on Linux for the cgroup tier: go run ./bench/service
 package main
 
@@ -62,6 +71,16 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	dashMode    = flag.Int("dashboards", 0, "measure the CPU of `N` live agent dashboards instead")
 	dashSpan    = flag.Duration("dashboard-span", 20*time.Second, "how long each figure of -dashboards is measured")
+	serveMode   = flag.Bool("serve-fleet", false, "run fleets of corral serve processes on one PostgreSQL instead (see -serve-*)")
+	serveSizes  = flag.String("serve-workers", "1,3,10", "fleet sizes of -serve-fleet, in `N,N,…` workers")
+	serveTasks  = flag.Int("serve-tasks", 5000, "tasks per fleet size with -serve-fleet")
+	serveCli    = flag.Int("serve-clients", 50, "concurrent HTTP clients with -serve-fleet")
+	serveAgents = flag.Int("serve-agents", 20, "agents with -serve-fleet")
+	serveSlots  = flag.Int("serve-slots", 4, "slots of each agent with -serve-fleet")
+	serveConns  = flag.Int("serve-db-max-conns", 0, "--db-max-conns of each worker with -serve-fleet (0: corral serve's default)")
+	serveProcs  = flag.Int("serve-gomaxprocs", 0, "GOMAXPROCS of each worker with -serve-fleet (0: Go's default, the cores)")
+	serveBin    = flag.String("serve-corral", "", "with -serve-fleet, run this corral `BINARY` instead of building this module's")
+	serveLimit  = flag.Duration("serve-deadline", 15*time.Minute, "bound on the whole -serve-fleet run")
 	taskGuard   = flag.String("task-guard", "auto", "the service's task guard: auto, on or off")
 )
 
@@ -73,6 +92,15 @@ func main() {
 		check(err)
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
+	}
+	if *serveMode {
+		ok := runServeFleet(ctx, serveFleetConfig{pgURL: *pgURL, workers: parseSizes(*serveSizes), tasks: *serveTasks, clients: *serveCli,
+			agents: *serveAgents, slots: *serveSlots, dbMaxConns: *serveConns, gomaxprocs: *serveProcs, bin: *serveBin, deadline: *serveLimit,
+			taskGuard: *taskGuard})
+		if !ok {
+			os.Exit(1)
+		}
+		return
 	}
 	if *fleetMode {
 		runFleet(ctx, *pgURL, *fleetTasks, *admissions/4)

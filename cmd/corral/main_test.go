@@ -24,8 +24,14 @@ func TestMain(m *testing.M) {
 	}
 	corralBin = filepath.Join(dir, "corral")
 	// The same mutation tags as this test binary, so that a mutant is in
-	// the program the tests run (see mutationTags).
-	build := exec.Command("go", "build", "-tags", strings.Join(mutationTags, ","), "-o", corralBin, ".")
+	// the program the tests run (see mutationTags). A mutant of another
+	// package comes in GOFLAGS' -tags (.ci/mutations), which a -tags of
+	// the command line would replace: none is given without a mutant here.
+	args := []string{"build", "-o", corralBin, "."}
+	if len(mutationTags) > 0 {
+		args = append([]string{"build", "-tags", strings.Join(mutationTags, ",")}, args[1:]...)
+	}
+	build := exec.Command("go", args...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building corral: %v\n%s", err, out)
 		os.RemoveAll(dir)

@@ -89,7 +89,10 @@ the fleet, each schedule fire is taken once, a cancel reaches the worker
 that runs the task, and a worker that dies or loses the database for
 --lease has its runs recorded as interrupted by the others (it stops them
 itself when it cannot renew its lease). --labels pins agents that require
-labels to the workers that advertise them. See docs/deploy.md.
+labels to the workers that advertise them. --db-max-conns bounds every
+connection a worker opens to the database (named corral/WORKER_ID in
+pg_stat_activity); a worker refuses to start when the server would not
+take them. See docs/deploy.md.
 
 SIGINT or SIGTERM stops the service gracefully: it takes no new work
 (/readyz answers 503), lets runs in flight finish for up to
@@ -107,7 +110,7 @@ type serveFlags struct {
 	addr, data, dbURL, workerID, labels, retain, runAs *string
 	taskGuard                                          *string
 	tlsCert, tlsKey, prices                            *string
-	maxRuns, maxAgents, maxSchedules                   *int
+	maxRuns, maxAgents, maxSchedules, dbMaxConns       *int
 	lease, shutdownTimeout                             *time.Duration
 	noAuth, plainHTTP, verbose                         *bool
 	passEnv, publicHosts, proxies                      stringList
@@ -121,6 +124,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	f.data = fs.String("data", defaultDataDir(), "data `DIR`: database, run logs, token")
 	f.maxRuns = fs.Int("max-runs", 256, "most executions this service runs at once, over all agents")
 	f.dbURL = fs.String("db", "", "shared PostgreSQL database `URL` (postgres://USER@HOST/DB?sslmode=…; default $CORRAL_DB); empty means SQLite in the data directory")
+	f.dbMaxConns = fs.Int("db-max-conns", 0, "most `N` connections this worker opens to the PostgreSQL --db, River's included (0: the URL's pool_max_conns, else 4 + max-runs/4, at most 20)")
 	f.workerID = fs.String("worker-id", "", "this worker's `ID` in the fleet (default: host name and a hash of the data directory)")
 	f.labels = fs.String("labels", "", "comma-separated `LABELS` this worker advertises; it runs the agents requiring only labels it has")
 	f.lease = fs.Duration("lease", service.DefaultLease, "how long a silent worker is trusted before the fleet interrupts its runs")
@@ -172,6 +176,9 @@ func (f *serveFlags) check() (*serveSetup, error) {
 	}
 	if *f.maxAgents == 0 || *f.maxSchedules == 0 || *f.maxAgents < -1 || *f.maxSchedules < -1 {
 		return nil, errors.New("--max-agents and --max-schedules-per-agent take a positive number, or -1 for no limit")
+	}
+	if n := *f.dbMaxConns; n != 0 && (n < postgres.MinConns || *f.dbURL == "") {
+		return nil, fmt.Errorf("--db-max-conns %d: want at least %d connections to a PostgreSQL --db (none is opened to SQLite)", n, postgres.MinConns)
 	}
 	s.limits = store.Limits{MaxAgents: *f.maxAgents, MaxSchedulesPerAgent: *f.maxSchedules}
 	if s.loopback, err = httpguard.ListensOnLoopback(*f.addr); err != nil {
@@ -235,7 +242,12 @@ func (s *serveSetup) openStore(ctx context.Context) (store.Store, string, error)
 		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(*s.f.data, "corral.db"), Logger: s.logger, Limits: s.limits})
 		return st, "sqlite", err
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		st, err := postgres.Open(ctx, postgres.Options{URL: url, Logger: s.logger, Limits: s.limits})
+		id := *s.f.workerID
+		if id == "" {
+			id = service.DefaultWorkerID(*s.f.data)
+		}
+		st, err := postgres.Open(ctx, postgres.Options{URL: url, MaxConns: *s.f.dbMaxConns, MaxRuns: *s.f.maxRuns,
+			ApplicationName: "corral/" + id, Logger: s.logger, Limits: s.limits})
 		return st, "postgres", err
 	}
 	return nil, "", fmt.Errorf("--db %q: want a PostgreSQL URL (postgres://USER@HOST/DB?sslmode=…), or nothing for SQLite in the data directory", url)

@@ -98,6 +98,12 @@ type Options struct {
 	PollInterval time.Duration
 	// RescueAfter overrides the package's RescueAfter (tests).
 	RescueAfter time.Duration
+	// InsertStatement has Insert hand a job to River with its one-job
+	// INSERT instead of its bulk path without results (COPY FROM on
+	// PostgreSQL, a multi-row INSERT on SQLite). Measured in
+	// docs/benchmarks.md: the INSERT is the cheaper admission on
+	// PostgreSQL, the bulk path on SQLite.
+	InsertStatement bool
 }
 
 // Config is the configuration of the working side of an Engine.
@@ -148,10 +154,13 @@ func New[TTx any](driver riverdriver.Driver[TTx], opts Options) (*Engine[TTx], e
 // Insert hands execution id of an agent requiring labels to the engine
 // inside tx: the dispatch commits or rolls back with the admission.
 func (e *Engine[TTx]) Insert(ctx context.Context, tx TTx, id string, labels []string) error {
-	_, err := e.inserter.InsertManyFastTx(ctx, tx, []river.InsertManyParams{{Args: RunArgs{ExecutionID: id}, InsertOpts: &river.InsertOpts{
-		Queue:       QueueFor(labels),
-		MaxAttempts: 25,
-	}}})
+	opts := &river.InsertOpts{Queue: QueueFor(labels), MaxAttempts: 25}
+	var err error
+	if e.opts.InsertStatement {
+		_, err = e.inserter.InsertTx(ctx, tx, RunArgs{ExecutionID: id}, opts)
+	} else {
+		_, err = e.inserter.InsertManyFastTx(ctx, tx, []river.InsertManyParams{{Args: RunArgs{ExecutionID: id}, InsertOpts: opts}})
+	}
 	if err != nil {
 		return fmt.Errorf("dispatch execution %s: %w", id, err)
 	}

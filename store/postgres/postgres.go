@@ -21,8 +21,10 @@
 //   - A cancel requested for a running execution is pushed to its owner
 //     with NOTIFY on CancelChannel ([Store.WatchCancels]).
 //
-// Open takes a pgx connection URL (postgres://user@host/db?sslmode=…);
-// pool_max_conns in the URL sizes the connection pool (default 20).
+// Open takes a pgx connection URL (postgres://user@host/db?sslmode=…).
+// Options.MaxConns (or pool_max_conns in the URL) bounds every
+// connection the store opens, and Open refuses a bound the server would
+// not accept.
 package postgres
 
 import (
@@ -61,19 +63,51 @@ var steps = func() []schema.Step {
 // in ASCII.
 const migrationLock = 0x636f7272616c
 
-// DefaultMaxConns is the pool size when neither Options.MaxConns nor the
-// URL's pool_max_conns says.
+// DefaultMaxConns is the connection bound when neither Options.MaxConns,
+// Options.MaxRuns nor the URL's pool_max_conns says: ConnsFor(256).
 const DefaultMaxConns = 20
+
+// MinConns is the smallest connection bound Open accepts: one for
+// River's notification listener, one for the cancel watcher's LISTEN,
+// which both hold theirs for as long as the store is open, and one for
+// everything else.
+const MinConns = 3
+
+// ConnsFor is the default connection bound of a worker that runs at most
+// maxRuns executions at once (zero means 256): the three that MinConns
+// counts, one more, and one per four runs (each run uses a connection
+// for a few short transactions: admission, claim, handle, end, River's
+// fetch and completion), at most DefaultMaxConns.
+func ConnsFor(maxRuns int) int {
+	if maxRuns <= 0 {
+		maxRuns = 256
+	}
+	return min(DefaultMaxConns, MinConns+1+(maxRuns+3)/4)
+}
 
 // Options configure Open.
 type Options struct {
 	// URL is the pgx connection string, e.g.
 	// postgres://corral@db.internal/corral?sslmode=verify-full.
 	URL string
-	// MaxConns bounds the connection pool; zero means the URL's
-	// pool_max_conns, else 20. River holds one connection for its
-	// notifications; every run uses the pool a few times.
-	MaxConns int32
+	// MaxConns bounds every connection the store has open to the server
+	// at once: its pool (transactions, the cancel watcher's LISTEN) and
+	// River's notification listener, which River takes out of the pool,
+	// so that the pool has MaxConns-1. A connection beyond the bound waits
+	// for one to close. Zero means the URL's pool_max_conns (read as the
+	// same bound), else ConnsFor(MaxRuns). At least MinConns. Open
+	// refuses a bound the server, the database or the role would not
+	// accept besides the connections open at that moment.
+	MaxConns int
+	// MaxRuns is how many executions the worker on this store runs at
+	// once (service.Config.MaxRuns), for the default of MaxConns; zero
+	// means 256.
+	MaxRuns int
+	// ApplicationName is what every connection of the store reports as
+	// its application_name (pg_stat_activity), such as corral/WORKER_ID;
+	// empty means the URL's application_name, else "corral". PostgreSQL
+	// keeps its first 63 bytes.
+	ApplicationName string
 	// Logger receives River's warnings; nil discards them.
 	Logger *slog.Logger
 	// Limits bound the agents and schedules the store keeps (zero
@@ -87,6 +121,7 @@ type Options struct {
 type Store struct {
 	*rules
 	pool *pgxpool.Pool
+	gate *connGate
 }
 
 type rules = sqlstore.Store[pgx.Tx]
@@ -100,15 +135,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if opts.URL == "" {
 		return nil, errors.New("postgres store: no database URL given (postgres://USER@HOST/DB)")
 	}
-	cfg, err := pgxpool.ParseConfig(opts.URL)
+	cfg, gate, err := poolConfig(opts)
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: database URL: %w", err)
-	}
-	switch {
-	case opts.MaxConns > 0:
-		cfg.MaxConns = opts.MaxConns
-	case !strings.Contains(opts.URL, "pool_max_conns"):
-		cfg.MaxConns = DefaultMaxConns
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -124,6 +153,11 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err = pool.Ping(pctx); err != nil {
 		return nil, fmt.Errorf("postgres store: connect to %s: %w (is PostgreSQL running, and the URL, user and password right?)", redactURL(opts.URL), err)
 	}
+	// Before the migrations, while the pool has only the one connection
+	// the ping opened.
+	if err = checkCapacity(pctx, pool, cap(gate.slots)); err != nil {
+		return nil, err
+	}
 	driver := riverpgxv5.New(pool)
 	if err = migrate(ctx, pool, driver); err != nil {
 		return nil, err
@@ -135,13 +169,50 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		// River's insert notifications are debounced per queue; a short
 		// poll keeps a lone worker's dispatch latency low.
 		PollInterval: 50 * time.Millisecond,
-		NotifyCancel: notifyCancel,
-		Limits:       opts.Limits,
+		// One statement, one round trip: cheaper per admission than
+		// River's COPY FROM (docs/benchmarks.md, River's insert).
+		InsertStatement: true,
+		NotifyCancel:    notifyCancel,
+		Limits:          opts.Limits,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rules: rules, pool: pool}, nil
+	return &Store{rules: rules, pool: pool, gate: gate}, nil
+}
+
+// poolConfig is the pool of opts: its bound, less River's listener;
+// every connection dialled through the gate of the whole bound; each
+// named by the application name.
+func poolConfig(opts Options) (*pgxpool.Config, *connGate, error) {
+	cfg, err := pgxpool.ParseConfig(opts.URL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres store: database URL: %w", err)
+	}
+	n := opts.MaxConns
+	switch {
+	case n > 0:
+	case strings.Contains(opts.URL, "pool_max_conns"):
+		n = int(cfg.MaxConns)
+	default:
+		n = ConnsFor(opts.MaxRuns)
+	}
+	if n < MinConns {
+		return nil, nil, fmt.Errorf("postgres store: a bound of %d connections is too few: a worker holds one for River's notifications and one for cancellations, and needs one more at least (%d)", n, MinConns)
+	}
+	cfg.MaxConns = int32(n - 1)
+	cfg.MinConns = 0
+	gate := newConnGate(n, cfg.ConnConfig.DialFunc)
+	cfg.ConnConfig.DialFunc = gate.Dial
+	name := opts.ApplicationName
+	if name == "" {
+		name = cfg.ConnConfig.RuntimeParams["application_name"]
+	}
+	if name == "" {
+		name = "corral"
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = name
+	return cfg, gate, nil
 }
 
 // migrate applies River's migrations and corral's schema under an

@@ -54,7 +54,7 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := postgres.Open(context.Background(), postgres.Options{URL: u, MaxConns: 2})
+			s, err := postgres.Open(context.Background(), postgres.Options{URL: u, MaxConns: postgres.MinConns})
 			if err != nil {
 				errs <- err
 				return

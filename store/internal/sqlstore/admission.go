@@ -118,12 +118,6 @@ func (s *Store[TTx]) heldByBudget(ctx context.Context, tx Tx[TTx], a *corral.Age
 	return putExecution(ctx, tx, e)
 }
 
-func countSlots(ctx context.Context, ex Executor, agent string) (int, error) {
-	var n int
-	err := ex.QueryRow(ctx, `SELECT count(*) FROM corral_slots WHERE agent = $1`, agent).Scan(&n)
-	return n, err
-}
-
 // takeSlot gives e the lowest free slot of a (whose row lock tx holds),
 // marks it running and dispatches it, all inside tx: to the job engine,
 // or, when local is set and this process's engine has room for it, to

@@ -135,6 +135,8 @@ type Config[TTx any] struct {
 	// PollInterval is how often an idle queue of the engine looks for
 	// dispatches; zero means the engine's default.
 	PollInterval time.Duration
+	// InsertStatement: see dispatch.Options.InsertStatement.
+	InsertStatement bool
 	// Limits bound the agents and schedules (zero fields: the defaults).
 	Limits store.Limits
 	// NotifyCancel, when set, runs inside the transaction that flags a
@@ -162,7 +164,7 @@ type Store[TTx any] struct {
 // New returns the rules on cfg.DB, with a River client on cfg.River as
 // their job engine.
 func New[TTx any](cfg Config[TTx]) (*Store[TTx], error) {
-	eng, err := dispatch.New(cfg.River, dispatch.Options{Logger: cfg.Logger, PollInterval: cfg.PollInterval})
+	eng, err := dispatch.New(cfg.River, dispatch.Options{Logger: cfg.Logger, PollInterval: cfg.PollInterval, InsertStatement: cfg.InsertStatement})
 	if err != nil {
 		return nil, err
 	}
