@@ -657,7 +657,7 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 			// reaper takes them when they are done.
 			reaper.RegisterUntil(c.tree.claim, func() bool { return !c.claimedOrphans() })
 		}
-		reaper.Reap(c.tree.claim)
+		reaper.ReapOrphans(c.tree.claim)
 	}
 	if kept := c.tree.release(detach); kept != nil {
 		// Detached processes live on: keep reaping them as they go, and
@@ -707,6 +707,8 @@ func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 		if st, err := procfs.ReadStat(guardian.g.Pid()); err == nil {
 			guardian.key.Store(&procKey{pid: st.Pid, start: st.Start})
 		}
+		// Not an orphan of any run: a run's end need not look at it.
+		reaper.Helper(guardian.g.Pid())
 	})
 	return guardian.g, guardian.err
 }
