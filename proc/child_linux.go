@@ -17,6 +17,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/shim"
@@ -232,6 +233,9 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 		return nil, err
 	}
 	c.pid = pid
+	if leaf != nil && !mutant.LeafFDKept {
+		leaf.ReleaseFD() // the process is in: one descriptor fewer per run
+	}
 	c.start = sync.OnceValue(func() uint64 {
 		// Readable while the main process is unreaped, that is while
 		// the run lasts.
