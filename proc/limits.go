@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/mutant"
 )
 
@@ -30,23 +31,32 @@ const (
 	ProcessesPerRun = 2
 )
 
+// The cgroup tier's figures, for plain runs.
+const (
+	cgroupFDsPerRun       = 3
+	cgroupProcessesPerRun = 1
+)
+
 // CheckCapacity reports whether this process can hold n more concurrent
-// runs, each holding FDsPerRun descriptors and at least ProcessesPerRun
-// processes (a run's command may start more, which no check can know),
-// beside what it holds now. It returns nil, or an error wrapping ErrLimit
-// that names the first limit they would hit, with its value, what is in
-// use and what to raise. It raises this process's soft RLIMIT_NOFILE to
-// its hard limit first, as Start does (see RaiseOpenFileLimit). Where the
+// runs of tier (empty: the tier ContainmentAuto picks here) beside what
+// it holds now. Each plain run of the cgroup tier holds three descriptors
+// and at least one process, each run of another tier FDsPerRun
+// descriptors and at least ProcessesPerRun processes; a run's command may
+// start more processes, which no check can know, and a sandboxed run
+// counts as one of the other tiers. It returns nil, or an error wrapping
+// ErrLimit that names the first limit they would hit, with its value,
+// what is in use and what to raise. It raises this process's soft
+// RLIMIT_NOFILE first, as Start does (see RaiseOpenFileLimit). Where the
 // system has no such limits (Windows), it returns nil.
 //
 // Call it before starting many runs at once (a service admitting an agent
 // of many slots, a benchmark): Start itself fails with the same error
 // only once a limit has been hit.
-func CheckCapacity(n int) error {
+func CheckCapacity(n int, tier corral.Containment) error {
 	if n <= 0 || mutant.CapacityUnchecked {
 		return nil
 	}
-	return checkCapacity(n)
+	return checkCapacity(n, tier)
 }
 
 // limitError is what CheckCapacity returns: what would be hit, and by how

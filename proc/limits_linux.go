@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
 )
 
@@ -46,17 +47,31 @@ func raiseNoFile() {
 	unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
 }
 
-func checkCapacity(n int) error {
+// perRun returns what a plain run of tier holds: descriptors, processes.
+func perRun(tier corral.Containment) (fds, procs int64) {
+	if tier == corral.ContainmentAuto {
+		if _, err := cgroup.Detect(); err == nil {
+			tier = corral.ContainmentCgroup
+		}
+	}
+	if tier == corral.ContainmentCgroup {
+		return cgroupFDsPerRun, cgroupProcessesPerRun
+	}
+	return FDsPerRun, ProcessesPerRun
+}
+
+func checkCapacity(n int, tier corral.Containment) error {
 	RaiseOpenFileLimit()
+	fdsEach, procsEach := perRun(tier)
 	var lim unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
 		used := int64(openFDs())
-		if need := int64(n) * FDsPerRun; used+need > int64(lim.Cur) {
+		if need := int64(n) * fdsEach; used+need > int64(lim.Cur) {
 			return &limitError{what: "RLIMIT_NOFILE (the soft limit, raised to the hard one less one)", limit: int64(lim.Cur), used: used, need: need,
 				unit: "file descriptors", fix: "raise the hard limit (ulimit -Hn, LimitNOFILE= of a systemd unit) or hold fewer runs at once"}
 		}
 	}
-	need := int64(n) * ProcessesPerRun
+	need := int64(n) * procsEach
 	if unix.Geteuid() != 0 && unix.Getrlimit(unix.RLIMIT_NPROC, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
 		// The user's processes and threads, all of them: counted from /proc.
 		if used := userTasks(os.Getuid()); used+need > int64(lim.Cur) {
@@ -211,7 +226,7 @@ func limitCause(err error) error {
 	case errors.Is(err, syscall.ENFILE):
 		return fmt.Errorf("%w: %w: the system's table of open files is full (fs.file-max)", err, ErrLimit)
 	case errors.Is(err, syscall.EAGAIN):
-		if cerr := checkCapacity(1); cerr != nil {
+		if cerr := checkCapacity(1, corral.ContainmentAuto); cerr != nil {
 			return fmt.Errorf("%w: %w", err, cerr)
 		}
 		return fmt.Errorf("%w: %w: no process could be created (a process limit: RLIMIT_NPROC, a cgroup's pids.max, the kernel's pid_max or threads-max)", err, ErrLimit)

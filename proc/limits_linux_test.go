@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
@@ -60,7 +61,7 @@ func init() {
 		r.After = lim.Cur
 	case "capacity":
 		n, _ := strconv.Atoi(arg)
-		if err := proc.CheckCapacity(n); err != nil {
+		if err := proc.CheckCapacity(n, corral.ContainmentSubreaper); err != nil {
 			r.Err, r.IsLimit = err.Error(), errors.Is(err, proc.ErrLimit)
 		}
 	case "emfile":

@@ -55,7 +55,7 @@ func TestThousandRunsHoldBoundedResources(t *testing.T) {
 			// A first run, so that what the tier keeps for the process's
 			// life (the guardian, the reaper, idle inits) is in the baseline.
 			run(t, &proc.Spec{Args: []string{"true"}, Containment: tier})
-			if err := proc.CheckCapacity(n); err != nil {
+			if err := proc.CheckCapacity(n, tier); err != nil {
 				t.Skip(err)
 			}
 			fd0, g0, th0 := testutil.FDs(), runtime.NumGoroutine(), threads(t)

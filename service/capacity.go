@@ -12,7 +12,7 @@ func (s *Service) checkCapacity() {
 	if n <= 0 {
 		n = 256
 	}
-	if err := proc.CheckCapacity(n); err != nil {
+	if err := proc.CheckCapacity(n, ""); err != nil {
 		s.log.Warn("this worker cannot hold max_runs runs at once: runs past the limit will fail to start", "max_runs", n, "err", err)
 	}
 }

@@ -71,14 +71,6 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	max := 0
-	for _, n := range ns {
-		max = maxInt(max, n)
-	}
-	if err := proc.CheckCapacity(max); err != nil {
-		fmt.Fprintln(os.Stderr, "scale:", err)
-		os.Exit(1)
-	}
 	var b [6]byte
 	rand.Read(b[:])
 	tag := "CORRAL_SCALE_TAG=" + hex.EncodeToString(b[:])
@@ -90,9 +82,13 @@ func main() {
 
 	fmt.Printf("# concurrent `sleep %v` runs: %v at once, %s, %d CPUs, %s, tier %q, %d starter(s)\n\n",
 		*sleep, ns, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04"), *tier, *starters)
-	fmt.Println("| runs | supervisor | start all | last end (from first start) | RSS / run | fds / run | goroutines / run | threads added (peak) | errors | left after |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| runs | supervisor | start all | last end (from first start) | supervisor CPU / run | Go memory / run (heap + stacks) | RSS / run | fds / run | goroutines / run | threads added (peak) | errors | left after |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range ns {
+		if err := proc.CheckCapacity(n, corral.Containment(*tier)); err != nil {
+			fmt.Printf("| %d | both | not run: %v |\n", n, err)
+			continue
+		}
 		for _, peer := range strings.Split(*peers, ",") {
 			var r runner
 			switch peer {
@@ -105,9 +101,9 @@ func main() {
 				os.Exit(2)
 			}
 			m := measure(r, n, *sleep, *starters, tag)
-			fmt.Printf("| %d | %s | %.2f s | %.2f s | %.1f KiB | %.2f | %.2f | %d | %d | %s |\n",
-				n, r.name(), m.startAll.Seconds(), m.lastEnd.Seconds(),
-				float64(m.rss)/float64(n)/1024, float64(m.fds)/float64(n), float64(m.goroutines)/float64(n),
+			fmt.Printf("| %d | %s | %.2f s | %.2f s | %.0f µs | %.1f KiB | %.1f KiB | %.2f | %.2f | %d | %d | %s |\n",
+				n, r.name(), m.startAll.Seconds(), m.lastEnd.Seconds(), float64(m.cpu.Microseconds())/float64(n),
+				float64(m.live)/float64(n)/1024, float64(m.rss)/float64(n)/1024, float64(m.fds)/float64(n), float64(m.goroutines)/float64(n),
 				m.threads, m.errors, m.left)
 		}
 	}
@@ -164,15 +160,18 @@ func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), '
 // measurement is one count under one supervisor.
 type measurement struct {
 	startAll, lastEnd        time.Duration
-	rss                      int64 // over the baseline, with all runs live
-	fds, goroutines, threads int   // fds and goroutines over the baseline; threads: peak
+	rss, live                int64         // over the baseline, with all runs live: resident; heap in use after a GC and stacks
+	fds, goroutines, threads int           // over the baseline; threads: at the peak
+	cpu                      time.Duration // the supervisor's, user and system, from first start to last end
 	errors                   int
 	left                     string
 }
 
 func measure(r runner, n int, sleep time.Duration, starters int, tag string) measurement {
 	var m measurement
+	live0 := liveBytes()
 	rss0, fd0, g0 := rss(), fds(), runtime.NumGoroutine()
+	cpu0 := cpuTime()
 	threads0 := threads()
 	var peakThreads atomic.Int64
 	stopSampling := sampleThreads(&peakThreads)
@@ -207,26 +206,24 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 	// All are live if the start took less than the sleep.
 	if m.startAll < sleep {
 		m.rss, m.fds, m.goroutines = rss()-rss0, fds()-fd0, runtime.NumGoroutine()-g0
+		m.live = liveBytes() - live0
 	} else {
 		m.left = "started slower than they sleep: counts not taken; "
 	}
-	var ended sync.WaitGroup
+	// Waited for in the order they started (they end in that order): a
+	// goroutine per os/exec Wait would block a thread each.
 	for _, w := range waits {
 		if w == nil {
 			continue
 		}
-		ended.Add(1)
-		go func() {
-			defer ended.Done()
-			if err := w(); err != nil {
-				if errs.Add(1) == 1 {
-					fmt.Fprintln(os.Stderr, "wait:", err)
-				}
+		if err := w(); err != nil {
+			if errs.Add(1) == 1 {
+				fmt.Fprintln(os.Stderr, "wait:", err)
 			}
-		}()
+		}
 	}
-	ended.Wait()
 	m.lastEnd = time.Since(first)
+	m.cpu = cpuTime() - cpu0
 	stopSampling()
 	m.threads = int(peakThreads.Load() - threads0)
 	m.errors = int(errs.Load())
@@ -303,6 +300,13 @@ func sampleThreads(peak *atomic.Int64) func() {
 	return func() { close(done); wg.Wait() }
 }
 
+// cpuTime returns the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // settle lets the last runs' goroutines end and the heap shrink.
 func settle() {
 	time.Sleep(200 * time.Millisecond)
@@ -334,17 +338,19 @@ func fds() int {
 	return n
 }
 
+// liveBytes returns the heap in use after a collection, and the
+// goroutines' stacks: what the supervisor holds, garbage aside.
+func liveBytes() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc + ms.StackInuse)
+}
+
 func rss() int64 {
 	n, err := procfs.Memory(0, "VmRSS")
 	if err != nil {
 		panic(err)
 	}
 	return n
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
