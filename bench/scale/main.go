@@ -206,7 +206,10 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 	// All are live if the start took less than the sleep.
 	if m.startAll < sleep {
 		m.rss, m.fds, m.goroutines = rss()-rss0, fds()-fd0, runtime.NumGoroutine()-g0
+		c := cpuTime()
 		m.live = liveBytes() - live0
+		cpu0 += cpuTime() - c // the measurement's collection is not the runs'
+
 	} else {
 		m.left = "started slower than they sleep: counts not taken; "
 	}

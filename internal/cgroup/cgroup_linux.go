@@ -353,8 +353,11 @@ func (l *Leaf) Remove() error {
 }
 
 // OwnerPrefix starts the name of every leaf this process makes:
-// "PID.START.", the pid and start time of the process.
-func OwnerPrefix() string {
+// "PID.START.", the pid and start time of the process (read once: they do
+// not change).
+var OwnerPrefix = sync.OnceValue(ownerPrefix)
+
+func ownerPrefix() string {
 	st, err := procfs.ReadStat(os.Getpid())
 	if err != nil {
 		return strconv.Itoa(os.Getpid()) + ".0."
