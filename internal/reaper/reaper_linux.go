@@ -419,10 +419,11 @@ func appendPids(out []int, list []byte) []int {
 }
 
 // Orphans returns the children listed under this process's main thread
-// that are neither owned (Own) nor helpers (Helper). Every orphan handed to this process lands there: the kernel gives
-// an orphan to the first live thread of the subreaper's thread group, which
-// is the main thread while it lives (and a Go program's main thread lives
-// as long as the program). Reading that one list costs a fraction of
+// that are neither owned (Own) nor helpers (Helper). Every orphan handed
+// to this process lands there: the kernel gives an orphan to the first
+// live thread of the subreaper's thread group, which is the main thread
+// while it lives (and a Go program's main thread lives as long as the
+// program). Reading that one list costs a fraction of
 // reading every thread's. When the list cannot be read it falls back to
 // UnownedChildren.
 func Orphans() []int {
