@@ -14,6 +14,7 @@
 //	go run ./bench/scale                          # 100, 1000, 10000 x sleep 10, cgroup tier
 //	go run ./bench/scale -n 1000 -sleep 1 -tier subreaper
 //	go run ./bench/scale -starters 2              # Start from two goroutines
+//	go run ./bench/scale -n 1000 -sleep 60s -stop # stop them all once started: the teardown
 //
 // The processes carry a token of this run in their environment; the
 // program checks that none is left and kills only those (by pid and start
@@ -35,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +53,7 @@ func main() {
 	tier := flag.String("tier", "", "containment tier (default: the strongest available)")
 	starters := flag.Int("starters", 1, "goroutines that call Start (or cmd.Start) concurrently")
 	peers := flag.String("peers", "os/exec,corral", "which to measure, in order")
+	stop := flag.Bool("stop", false, "stop every run once all have started (corral: Stop; os/exec: SIGTERM) and time the teardown instead: \"last end\" counts from the stop")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole program to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -100,7 +103,7 @@ func main() {
 				fmt.Fprintf(os.Stderr, "unknown peer %q\n", peer)
 				os.Exit(2)
 			}
-			m := measure(r, n, *sleep, *starters, tag)
+			m := measure(r, n, *sleep, *starters, *stop, tag)
 			fmt.Printf("| %d | %s | %.2f s | %.2f s | %.0f µs | %.1f KiB | %.1f KiB | %.2f | %.2f | %d | %d | %s |\n",
 				n, r.name(), m.startAll.Seconds(), m.lastEnd.Seconds(), float64(m.cpu.Microseconds())/float64(n),
 				float64(m.live)/float64(n)/1024, float64(m.rss)/float64(n)/1024, float64(m.fds)/float64(n), float64(m.goroutines)/float64(n),
@@ -112,22 +115,29 @@ func main() {
 // runner starts one run and returns its wait.
 type runner interface {
 	name() string
-	start(sleep time.Duration, tag string) (wait func() error, err error)
+	start(sleep time.Duration, tag string) (wait, stop func() error, err error)
 }
 
 type osExec struct{}
 
 func (osExec) name() string { return "os/exec" }
 
-func (osExec) start(sleep time.Duration, tag string) (func() error, error) {
+func (osExec) start(sleep time.Duration, tag string) (func() error, func() error, error) {
 	cmd := exec.Command("sleep", seconds(sleep))
 	cmd.Env = append(os.Environ(), tag)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cmd.Wait, nil
+	stop := func() error { return cmd.Process.Signal(unix.SIGTERM) }
+	wait := func() error {
+		if err := cmd.Wait(); err != nil && !stopped(cmd.ProcessState) {
+			return err
+		}
+		return nil
+	}
+	return wait, stop, nil
 }
 
 type corralRun struct{ tier corral.Containment }
@@ -139,20 +149,27 @@ func (c corralRun) name() string {
 	return "corral, " + string(c.tier)
 }
 
-func (c corralRun) start(sleep time.Duration, tag string) (func() error, error) {
+func (c corralRun) start(sleep time.Duration, tag string) (func() error, func() error, error) {
 	p, err := proc.Start(context.Background(), &proc.Spec{
 		Args: []string{"sleep", seconds(sleep)}, Env: []string{tag}, Containment: c.tier, MaxOutput: 4096,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	stop := func() error { p.Stop(); return nil }
 	return func() error {
 		r, err := p.Wait()
-		if err == nil && (r.ExitCode != 0 || r.Survivors > 0) {
+		if err == nil && (r.ExitCode != 0 && !r.Cancelled || r.Survivors > 0) {
 			err = fmt.Errorf("exit %d, %d survivors", r.ExitCode, r.Survivors)
 		}
 		return err
-	}, nil
+	}, stop, nil
+}
+
+// stopped reports whether a process ended by the SIGTERM of -stop.
+func stopped(st *os.ProcessState) bool {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
@@ -160,6 +177,7 @@ func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), '
 // measurement is one count under one supervisor.
 type measurement struct {
 	startAll, lastEnd        time.Duration
+	stopAt                   time.Duration // with -stop: when the stops were sent
 	rss, live                int64         // over the baseline, with all runs live: resident; heap in use after a GC and stacks
 	fds, goroutines, threads int           // over the baseline; threads: at the peak
 	cpu                      time.Duration // the supervisor's, user and system, from first start to last end
@@ -167,7 +185,7 @@ type measurement struct {
 	left                     string
 }
 
-func measure(r runner, n int, sleep time.Duration, starters int, tag string) measurement {
+func measure(r runner, n int, sleep time.Duration, starters int, stopAll bool, tag string) measurement {
 	var m measurement
 	live0 := liveBytes()
 	rss0, fd0, g0 := rss(), fds(), runtime.NumGoroutine()
@@ -177,6 +195,7 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 	stopSampling := sampleThreads(&peakThreads)
 
 	waits := make([]func() error, n)
+	stops := make([]func() error, n)
 	var errs atomic.Int64
 	var next atomic.Int64
 	first := time.Now()
@@ -190,14 +209,14 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 				if i >= n {
 					return
 				}
-				w, err := r.start(sleep, tag)
+				w, st, err := r.start(sleep, tag)
 				if err != nil {
 					if errs.Add(1) == 1 {
 						fmt.Fprintln(os.Stderr, "start:", err)
 					}
 					continue
 				}
-				waits[i] = w
+				waits[i], stops[i] = w, st
 			}
 		}()
 	}
@@ -213,6 +232,14 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 	} else {
 		m.left = "started slower than they sleep: counts not taken; "
 	}
+	if stopAll {
+		m.stopAt = time.Since(first)
+		for _, st := range stops {
+			if st != nil {
+				st()
+			}
+		}
+	}
 	// Waited for in the order they started (they end in that order): a
 	// goroutine per os/exec Wait would block a thread each.
 	for _, w := range waits {
@@ -226,6 +253,9 @@ func measure(r runner, n int, sleep time.Duration, starters int, tag string) mea
 		}
 	}
 	m.lastEnd = time.Since(first)
+	if stopAll {
+		m.lastEnd -= m.stopAt // from the stop
+	}
 	m.cpu = cpuTime() - cpu0
 	stopSampling()
 	m.threads = int(peakThreads.Load() - threads0)
