@@ -17,6 +17,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/shim"
@@ -232,6 +233,9 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 		return nil, err
 	}
 	c.pid = pid
+	if leaf != nil && !mutant.LeafFDKept {
+		leaf.ReleaseFD() // the process is in: one descriptor fewer per run
+	}
 	c.start = sync.OnceValue(func() uint64 {
 		// Readable while the main process is unreaped, that is while
 		// the run lasts.
@@ -657,7 +661,7 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 			// reaper takes them when they are done.
 			reaper.RegisterUntil(c.tree.claim, func() bool { return !c.claimedOrphans() })
 		}
-		reaper.Reap(c.tree.claim)
+		reaper.ReapOrphans(c.tree.claim)
 	}
 	if kept := c.tree.release(detach); kept != nil {
 		// Detached processes live on: keep reaping them as they go, and
@@ -707,6 +711,8 @@ func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 		if st, err := procfs.ReadStat(guardian.g.Pid()); err == nil {
 			guardian.key.Store(&procKey{pid: st.Pid, start: st.Start})
 		}
+		// Not an orphan of any run: a run's end need not look at it.
+		reaper.Helper(guardian.g.Pid())
 	})
 	return guardian.g, guardian.err
 }

@@ -20,7 +20,7 @@
 //		Timeout: 10 * time.Minute,
 //	})
 //	// err: the command did not start (ErrNotFound, ErrNotExecutable,
-//	// ErrTierUnavailable, ErrSandboxUnavailable, a bad Spec).
+//	// ErrTierUnavailable, ErrSandboxUnavailable, ErrLimit, a bad Spec).
 //	// res: ExitCode, Signal, TimedOut, Cancelled, Duration, Stdout and
 //	// Stderr (head and tail, with counts), Containment, Killed, Survivors.
 //
@@ -43,6 +43,20 @@
 // waiting for the main process, plus one copying Spec.Stdin when it is a
 // reader other than an *os.File. All have ended when Wait returns, except a
 // stdin copier blocked in its reader's Read.
+//
+// # Many runs at once
+//
+// A plain run of the cgroup tier holds three descriptors (its two output
+// pipes and the command's pidfd), four goroutines and a few KiB of the
+// supervisor's memory while it runs, and no OS thread; a run of another
+// tier, or sandboxed, holds an init too, and two descriptors more. At most
+// 64 runs at once hold a thread of their own while they end (corral's own
+// clock, see Timeline). The first Start raises the soft RLIMIT_NOFILE to
+// the hard limit (the commands keep the limit the program started with).
+// CheckCapacity says, before any run starts, whether n more runs fit the
+// descriptors and processes this process and machine allow, naming the
+// limit they would hit; Start fails with the same ErrLimit once one is
+// hit.
 //
 // # Platforms
 //

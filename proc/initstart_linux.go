@@ -190,6 +190,9 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		return fmt.Errorf("starting the run's init: %w", err)
 	}
 	c.init, c.ownInit = pid, true
+	if ia.leaf != nil {
+		ia.leaf.ReleaseFD() // the init is in
+	}
 	if pidfd >= 0 {
 		// Non-blocking, so that the File lives in the poller and waits on
 		// it park a goroutine rather than fail at once.

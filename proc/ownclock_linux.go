@@ -60,11 +60,31 @@ type clockSample struct {
 	wait time.Duration
 }
 
+// maxLockedClocks bounds how many runs keep a thread of their own at once.
+// A thread is a task the kernel counts against pids.max and RLIMIT_NPROC,
+// and the Go runtime stops the whole program past 10,000 of them: ten
+// thousand runs ending together would otherwise hold a thread each. A run
+// past the bound waits on the runtime's timers instead, as outside Linux:
+// its Timeline subtracts nothing of the machine's waits. Two cores serve
+// far fewer teardowns at once than this.
+const maxLockedClocks = 64
+
+// lockedClocks holds a token for each locked clock.
+var lockedClocks = make(chan struct{}, maxLockedClocks)
+
 // lock keeps the calling goroutine on its thread until unlock, and takes a
-// first sample.
+// first sample; past maxLockedClocks locked at once, it does nothing and
+// the clock stays the runtime's.
 func (c *ownClock) lock() {
 	if c.locked {
 		return
+	}
+	select {
+	case lockedClocks <- struct{}{}:
+	default:
+		if !mutant.ClocksUnbounded {
+			return
+		}
 	}
 	runtime.LockOSThread()
 	c.locked, c.tid = true, unix.Gettid()
@@ -90,6 +110,10 @@ func (c *ownClock) unlock() {
 	c.mu.Unlock()
 	runtime.UnlockOSThread()
 	c.locked = false
+	select {
+	case <-lockedClocks:
+	default: // a mutant's clock past the bound
+	}
 }
 
 // poke ends the current wait of the locked goroutine, if it is in one;

@@ -109,13 +109,17 @@ func Run(ctx context.Context, spec *Spec) (*Result, error) {
 // killed process that is merely not scheduled yet is waited for, up to
 // 10 s, never reported as a survivor). From shortly before a timeout, or
 // from Stop, the context's end or the main process's exit, until Wait
-// returns, the supervising goroutine holds an OS thread of its own. A process the kernel holds in
+// returns, the supervising goroutine holds an OS thread of its own (at
+// most 64 runs at once do; see Timeline). A process the kernel holds in
 // uninterruptible sleep after SIGKILL is reported in Result.Survivors and
 // Result.SurvivorNote once it has stayed there 200 ms.
 //
 // Start returns an error, and nothing runs, when the program cannot be
 // found or executed, the directory does not exist, the containment asked
-// for is unavailable, or the spec is invalid.
+// for is unavailable, the spec is invalid, or a limit is hit: then the
+// error wraps ErrLimit and names it (see CheckCapacity). The first Start
+// raises this process's soft RLIMIT_NOFILE to its hard limit (see
+// RaiseOpenFileLimit).
 func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if spec == nil || len(spec.Args) == 0 {
 		return nil, errors.New("proc: spec has no command (Args is empty)")
@@ -126,6 +130,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err := checkGuard(spec); err != nil {
 		return nil, err
 	}
+	raiseOnce.Do(raiseNoFile)
 	p := &Process{
 		spec:   *spec,
 		ctx:    ctx,
@@ -159,7 +164,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		if err != nil {
 			p.closeStreams()
 			copyStdin.abandon()
-			return nil, err
+			return nil, limitCause(err)
 		}
 		p.streams[i] = s
 		files[i+1] = childEnd
@@ -191,7 +196,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err != nil {
 		p.closeStreams()
 		copyStdin.abandon()
-		err = startError(path, spec, err)
+		err = startError(path, spec, limitCause(err))
 		p.tr.startFailed(err)
 		return nil, err
 	}

@@ -21,7 +21,9 @@ import "time"
 // and at the drain's end (the output readers' last reads); and a system
 // call that does not wait by design but was blocked in the kernel (see
 // Event.Starved) counts as the machine's. Outside Linux nothing is
-// subtracted.
+// subtracted, nor for a run that began to end while 64 others were ending
+// (each holds a thread, and threads are a limited resource: see
+// CheckCapacity).
 //
 // An Event whose At is zero did not happen in this run (no timeout, a tree
 // gone within the grace, ...).

@@ -52,7 +52,9 @@ type Config struct {
 	// agents whose labels it all has (and of agents without labels).
 	Labels []string
 	// MaxRuns bounds the executions this worker runs at once; zero means
-	// 256.
+	// 256. Start logs a warning that names the limit (open files,
+	// processes) this machine would hit before this many runs are live
+	// (see proc.CheckCapacity): runs past it fail to start.
 	MaxRuns int
 	// Secrets are values masked in stored logs and output besides the
 	// shapes of common credentials and agents' secret-looking variables
@@ -352,6 +354,7 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("service: recovery: %w", err)
 	}
 	s.reclaimOrphans(ctx)
+	s.checkCapacity()
 	// The engine lives until Close stops it, not as long as ctx: a
 	// cancelled ctx (the signal that asks for a graceful stop) would be
 	// the engine's hard stop, interrupting every run at once.

@@ -216,6 +216,16 @@ func openLeaf(mount, path string, canKill bool) (*Leaf, error) {
 // FD returns the leaf's directory descriptor, for SysProcAttr.CgroupFD.
 func (l *Leaf) FD() int { return l.fd }
 
+// ReleaseFD closes the directory descriptor, which only starting a
+// process into the leaf needs: a run keeps no descriptor for its leaf
+// once its process is in. The leaf stays; FD is -1 from now on.
+func (l *Leaf) ReleaseFD() {
+	if l.fd >= 0 {
+		_ = unix.Close(l.fd)
+		l.fd = -1
+	}
+}
+
 // Procs returns the pids of the live processes in the leaf. Zombies are not
 // listed: the kernel removes a process from its cgroup when it exits.
 func (l *Leaf) Procs() ([]int, error) {
@@ -318,10 +328,7 @@ func (l *Leaf) WaitEmpty(deadline time.Time) bool {
 // Close releases the directory descriptor and removes the leaf if it is
 // empty. It returns an error wrapping syscall.EBUSY when processes remain.
 func (l *Leaf) Close() error {
-	if l.fd >= 0 {
-		_ = unix.Close(l.fd)
-		l.fd = -1
-	}
+	l.ReleaseFD()
 	return l.Remove()
 }
 
@@ -346,8 +353,11 @@ func (l *Leaf) Remove() error {
 }
 
 // OwnerPrefix starts the name of every leaf this process makes:
-// "PID.START.", the pid and start time of the process.
-func OwnerPrefix() string {
+// "PID.START.", the pid and start time of the process (read once: they do
+// not change).
+var OwnerPrefix = sync.OnceValue(ownerPrefix)
+
+func ownerPrefix() string {
 	st, err := procfs.ReadStat(os.Getpid())
 	if err != nil {
 		return strconv.Itoa(os.Getpid()) + ".0."

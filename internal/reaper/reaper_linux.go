@@ -70,6 +70,7 @@ var (
 
 	mu       sync.Mutex
 	owned    = map[int]struct{}{}
+	helpers  = map[int]struct{}{}
 	claims   = map[int]entry{}
 	inherit  Claim
 	nextID   int
@@ -310,6 +311,9 @@ func reapList(pids []int, extra Claim) int {
 		var ws unix.WaitStatus
 		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
 			n++
+			mu.Lock()
+			delete(helpers, pid) // its pid may come back as an orphan's
+			mu.Unlock()
 		}
 	}
 	return n
@@ -367,59 +371,97 @@ func childPidsFast() ([]int, error) {
 		return nil, err
 	}
 	var out []int
-	var buf [4096]byte
+	buf := make([]byte, 0, 4096)
 	for _, tid := range tids {
-		f, err := os.Open("/proc/self/task/" + tid + "/children")
+		buf, err = readChildren("/proc/self/task/"+tid+"/children", buf[:0])
 		if err != nil {
 			if os.IsNotExist(err) {
 				continue // the thread exited
 			}
 			return nil, err
 		}
-		n, err := f.Read(buf[:])
-		f.Close()
-		if n == len(buf) {
-			// Too many to read in one go: let the caller scan instead.
-			return nil, errors.New("children list too long")
-		}
-		for _, fl := range bytes.Fields(buf[:n]) {
-			if pid, err := strconv.Atoi(string(fl)); err == nil {
-				out = append(out, pid)
-			}
-		}
+		out = appendPids(out, buf)
 	}
 	return out, nil
 }
 
-// Orphans returns the unowned children listed under this process's main
-// thread. Every orphan handed to this process lands there: the kernel gives
-// an orphan to the first live thread of the subreaper's thread group, which
-// is the main thread while it lives (and a Go program's main thread lives
-// as long as the program). Reading that one list costs a fraction of
+// readChildren reads a children list whole into buf, however long: a
+// supervisor of ten thousand runs has a list of some 60 kB under one
+// thread, and a list cut short would miss an orphan.
+func readChildren(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) || err == nil && n == 0 {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func appendPids(out []int, list []byte) []int {
+	for _, fl := range bytes.Fields(list) {
+		if pid, err := strconv.Atoi(string(fl)); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Orphans returns the children listed under this process's main thread
+// that are neither owned (Own) nor helpers (Helper). Every orphan handed
+// to this process lands there: the kernel gives an orphan to the first
+// live thread of the subreaper's thread group, which is the main thread
+// while it lives (and a Go program's main thread lives as long as the
+// program). Reading that one list costs a fraction of
 // reading every thread's. When the list cannot be read it falls back to
 // UnownedChildren.
 func Orphans() []int {
-	f, err := os.Open("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children")
+	list, err := readChildren("/proc/self/task/"+strconv.Itoa(os.Getpid())+"/children", nil)
 	if err != nil {
-		return UnownedChildren()
-	}
-	var buf [4096]byte
-	n, err := f.Read(buf[:])
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) || n == len(buf) {
 		return UnownedChildren()
 	}
 	var out []int
 	mu.Lock()
-	for _, fl := range bytes.Fields(buf[:n]) {
-		if pid, err := strconv.Atoi(string(fl)); err == nil {
-			if _, ok := owned[pid]; !ok {
-				out = append(out, pid)
-			}
+	for _, pid := range appendPids(nil, list) {
+		_, own := owned[pid]
+		_, help := helpers[pid]
+		if !own && !help {
+			out = append(out, pid)
 		}
 	}
 	mu.Unlock()
 	return out
+}
+
+// ReapOrphans is Reap over the children Orphans lists: the pass of a run
+// whose tree left orphans, which costs what its orphans cost rather than
+// a read of every child of a supervisor of thousands of runs. A helper
+// that died is left to the passes and sweeps.
+func ReapOrphans(extra Claim) int {
+	spawnMu.RLock()
+	defer spawnMu.RUnlock()
+	return reapList(Orphans(), extra)
+}
+
+// Helper marks pid as a child of this process that is corral's own
+// helper (the cgroup tier's guardian), not an orphan of any run: Orphans
+// leaves it out, so that a run's end does not take it for its tree's
+// leftover. Reap still takes its zombie when the Inherit claim knows it.
+func Helper(pid int) {
+	mu.Lock()
+	helpers[pid] = struct{}{}
+	mu.Unlock()
 }
 
 // UnownedChildren returns the children of this process, live or zombie,

@@ -1,0 +1,77 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
+)
+
+// raiseOnce raises RLIMIT_NOFILE at the first Start (see RaiseOpenFileLimit).
+var raiseOnce sync.Once
+
+// ErrLimit means a limit of the system or of this process would be hit
+// by the runs asked for: open files (RLIMIT_NOFILE), processes
+// (RLIMIT_NPROC, a cgroup's pids.max, the kernel's pid_max or
+// threads-max). CheckCapacity returns it before any run starts; Start
+// wraps it around a failure the limit caused. The error names the limit,
+// its value and what uses it; test for it with errors.Is.
+var ErrLimit = errors.New("limit reached")
+
+// What one run holds at most while its command runs, on any tier. On the
+// cgroup tier: three descriptors (the read ends of its two output pipes
+// and the main process's pidfd) and one process, the command. Where an
+// init holds the tree (the other Linux tiers, sandboxed runs): the init's
+// control socket and pidfd too, and the init, a second process. (While at
+// most 64 runs end, each also holds an eventfd for corral's own clock.)
+const (
+	FDsPerRun       = 5
+	ProcessesPerRun = 2
+)
+
+// The cgroup tier's figures, for plain runs.
+const (
+	cgroupFDsPerRun       = 3
+	cgroupProcessesPerRun = 1
+)
+
+// CheckCapacity reports whether this process can hold n more concurrent
+// runs of tier (empty: the tier ContainmentAuto picks here) beside what
+// it holds now. Each plain run of the cgroup tier holds three descriptors
+// and at least one process, each run of another tier FDsPerRun
+// descriptors and at least ProcessesPerRun processes; a run's command may
+// start more processes, which no check can know, and a sandboxed run
+// counts as one of the other tiers. It returns nil, or an error wrapping
+// ErrLimit that names the first limit they would hit, with its value,
+// what is in use and what to raise. It raises this process's soft
+// RLIMIT_NOFILE first, as Start does (see RaiseOpenFileLimit). Where the
+// system has no such limits (Windows), it returns nil.
+//
+// Call it before starting many runs at once (a service admitting an agent
+// of many slots, a benchmark): Start itself fails with the same error
+// only once a limit has been hit.
+func CheckCapacity(n int, tier corral.Containment) error {
+	if n <= 0 || mutant.CapacityUnchecked {
+		return nil
+	}
+	return checkCapacity(n, tier)
+}
+
+// limitError is what CheckCapacity returns: what would be hit, and by how
+// much.
+type limitError struct {
+	what  string // "RLIMIT_NOFILE", "pids.max of /sys/fs/cgroup/...", ...
+	limit int64
+	used  int64 // in use now
+	need  int64 // what the runs would add
+	unit  string
+	fix   string
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("proc: %d more %s needed, but %s is %d with %d in use: %s", e.need, e.unit, e.what, e.limit, e.used, e.fix)
+}
+
+func (e *limitError) Unwrap() error { return ErrLimit }

@@ -1,0 +1,130 @@
+package proc_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/testutil"
+	"github.com/corralrun/corral/proc"
+)
+
+// What a run may hold while its command runs, by tier (see FDsPerRun):
+// the two output pipes and the command's pidfd; an init's control socket
+// and pidfd beside them where an init holds the tree.
+var fdsPerRun = map[corral.Containment]int{
+	corral.ContainmentCgroup:       3,
+	corral.ContainmentSubreaper:    proc.FDsPerRun,
+	corral.ContainmentProcessGroup: proc.FDsPerRun,
+}
+
+// goroutinesPerRun: the supervising goroutine, one per output stream, and
+// the waiter for the main process (or for the init's reports).
+const goroutinesPerRun = 4
+
+// TestThousandRunsHoldBoundedResources proves, without a clock, what many
+// concurrent runs cost their supervisor: with 1,000 runs (100 on the tiers
+// that start an init per run) live at once, at most fdsPerRun descriptors
+// and goroutinesPerRun goroutines each; when all of them end together, at
+// most 64 threads more than before (a run ending holds a thread only up to
+// that bound); and afterwards no process, zombie, descriptor or goroutine
+// of theirs (goleak checks the goroutines when the package's tests end).
+func TestThousandRunsHoldBoundedResources(t *testing.T) {
+	for _, tier := range tiers(t) {
+		t.Run(string(tier), func(t *testing.T) {
+			n := 1000
+			if tier != corral.ContainmentCgroup {
+				n = 100 // an init each: a thousand Go programs would take minutes here
+				if !testing.Short() && os.Getenv("CORRAL_TEST_SCALE_ALL") != "" {
+					n = 1000
+				}
+			}
+			tag := testutil.Tag(t)
+			testutil.CheckFDs(t)
+			// Every run's cat reads this pipe; closing its writer ends them all at once.
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			// A first run, so that what the tier keeps for the process's
+			// life (the guardian, the reaper, idle inits) is in the baseline.
+			run(t, &proc.Spec{Args: []string{"true"}, Containment: tier})
+			if err := proc.CheckCapacity(n, tier); err != nil {
+				t.Skip(err)
+			}
+			fd0, g0, th0 := testutil.FDs(), runtime.NumGoroutine(), threads(t)
+			ps := make([]*proc.Process, 0, n)
+			defer func() {
+				for _, p := range ps {
+					p.Stop()
+				}
+				for _, p := range ps {
+					p.Wait()
+				}
+			}()
+			for range n {
+				p, err := proc.Start(context.Background(), &proc.Spec{
+					Args: []string{"cat"}, Stdin: r, Env: []string{testutil.TagEnvVar(tag)}, Containment: tier, MaxOutput: 1024,
+				})
+				if err != nil {
+					t.Fatalf("run %d: %v", len(ps), err)
+				}
+				ps = append(ps, p)
+			}
+			r.Close()
+			fds, gs := testutil.FDs()-fd0, runtime.NumGoroutine()-g0
+			t.Logf("%d runs: %d descriptors (%.2f a run), %d goroutines (%.2f a run)", n, fds, float64(fds)/float64(n), gs, float64(gs)/float64(n))
+			if fds > n*fdsPerRun[tier] {
+				t.Errorf("%d runs hold %d descriptors: more than %d a run", n, fds, fdsPerRun[tier])
+			}
+			if gs > n*goroutinesPerRun {
+				t.Errorf("%d runs hold %d goroutines: more than %d a run", n, gs, goroutinesPerRun)
+			}
+			w.Close() // every cat reads EOF and exits: n runs end together
+			for _, p := range ps {
+				res, err := p.Wait()
+				if err != nil || res.ExitCode != 0 || res.Survivors > 0 {
+					t.Fatalf("run: %v, exit %d, %d survivors", err, res.ExitCode, res.Survivors)
+				}
+			}
+			ps = nil
+			// An idle thread of the runtime stays, so the count now is the
+			// peak's: at most 64 runs held a thread at once, and the
+			// runtime's own (GOMAXPROCS, the poller, system calls) add few.
+			th := threads(t) - th0
+			t.Logf("%d runs ending together added %d threads", n, th)
+			if th > 64+32 {
+				t.Errorf("%d runs ending together added %d threads, want at most 64 + 32", n, th)
+			}
+			testutil.AssertNoTagged(t, tag, 5*time.Second)
+			testutil.AssertNoZombies(t, 5*time.Second)
+			testutil.WaitFor(t, 10*time.Second, "the goroutines of the runs to end", func() bool { return runtime.NumGoroutine() <= g0 })
+		})
+	}
+}
+
+// threads returns this process's thread count.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads: in /proc/self/status")
+	return 0
+}
