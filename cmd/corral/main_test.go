@@ -25,11 +25,15 @@ func TestMain(m *testing.M) {
 	corralBin = filepath.Join(dir, "corral")
 	// The same mutation tags as this test binary, so that a mutant is in
 	// the program the tests run (see mutationTags).
-	build := exec.Command("go", "build", "-tags", strings.Join(mutationTags, ","), "-o", corralBin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building corral: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	// corral-shim beside it, as go install ./cmd/... puts it: the runs of
+	// the tests start their shims from it (internal/shimprog).
+	for _, b := range [][2]string{{corralBin, "."}, {filepath.Join(dir, "corral-shim"), "../corral-shim"}} {
+		build := exec.Command("go", "build", "-tags", strings.Join(mutationTags, ","), "-o", b[0], b[1])
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", filepath.Base(b[0]), err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
