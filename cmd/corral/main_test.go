@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -22,18 +20,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	corralBin = filepath.Join(dir, "corral")
-	// The same mutation tags as this test binary, so that a mutant is in
-	// the program the tests run (see mutationTags).
-	// corral-shim beside it, as go install ./cmd/... puts it: the runs of
-	// the tests start their shims from it (internal/shimprog).
-	for _, b := range [][2]string{{corralBin, "."}, {filepath.Join(dir, "corral-shim"), "../corral-shim"}} {
-		build := exec.Command("go", "build", "-tags", strings.Join(mutationTags, ","), "-o", b[0], b[1])
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", filepath.Base(b[0]), err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	// With corral-serve and corral-shim beside it, as go install ./cmd/...
+	// puts them, and the same mutation tags as this test binary, so that a
+	// mutant is in the programs the tests run (see mutationTags).
+	if corralBin, err = servetest.BuildCorral(dir, mutationTags...); err != nil {
+		fmt.Fprintf(os.Stderr, "building corral: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

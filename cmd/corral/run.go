@@ -54,11 +54,6 @@ Flags:
 
 const runUsageTail = sandboxHelp + telemetryHelp
 
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
-
 // runFlags are corral run's flags.
 type runFlags struct {
 	fs                                                        *flag.FlagSet

@@ -1,20 +1,3 @@
-// Package shimprog says which program a supervisor starts its shims from
-// (a run's init, an enclosure's holder, the cgroup tier's guardian; see
-// internal/shim).
-//
-// Every program that imports proc has the shim in it, so the floor is the
-// program itself, re-executed through /proc/self/exe. But a shim's start
-// is a whole program's start, paid once per run or per supervisor, and
-// corral's own binary links the CLI, the MCP server and the task service:
-// its start costs three small Go programs'. So the corral command ships a
-// companion, corral-shim (cmd/corral-shim), built from internal/shim and
-// what it imports alone, and its runs start their shims from it when it
-// sits beside corral's executable and was built from the same source (the
-// same module version, VCS revision and state, Go release, target and
-// build tags). Anything else — another program embedding proc, a
-// companion from another build, none at all — starts its shims from
-// itself, as before: the guarantees are the same, only the start is
-// slower.
 package shimprog
 
 import (
@@ -23,7 +6,12 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/shim"
 )
 
 // Name is the companion's file name, beside corral's executable.
@@ -38,6 +26,12 @@ const module = "github.com/corralrun/corral"
 // Path returns the program to start a shim from: the companion, or Self.
 // It looks once per process (reading the companion's build information,
 // a few system calls) and keeps the answer.
+//
+// The companion is named by a descriptor this process keeps open
+// (/proc/self/fd/N, N ≥ 10, close-on-exec: a child forked to execute it
+// still has it), as the program itself is by /proc/self/exe: an init
+// started as another user (--run-as) needs no right to the directories
+// on the way to it.
 func Path() string { return path() }
 
 var path = sync.OnceValue(func() string {
@@ -45,8 +39,30 @@ var path = sync.OnceValue(func() string {
 	if err != nil {
 		return Self
 	}
-	return choose(filepath.Join(filepath.Dir(exe), Name))
+	companion := filepath.Join(filepath.Dir(exe), Name)
+	if choose(companion) == Self {
+		return Self
+	}
+	return hold(companion)
 })
+
+// hold opens companion for good and returns the path of its descriptor,
+// or Self if it cannot.
+func hold(companion string) string {
+	fd, err := unix.Open(companion, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Self
+	}
+	// Above the descriptors a shim is given (0 to 3), which a fork puts in
+	// place before it executes the path.
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 10)
+	unix.Close(fd)
+	if err != nil {
+		return Self
+	}
+	shim.Keep(high)
+	return "/proc/self/fd/" + strconv.Itoa(high)
+}
 
 // choose returns companion if it was built from the same source as this
 // program, else Self.
