@@ -22,8 +22,8 @@ func TestMain(m *testing.M) {
 	}
 	// With corral-serve and corral-shim beside it, as go install ./cmd/...
 	// puts them, and the same mutation tags as this test binary, so that a
-	// mutant is in the programs the tests run (see mutationTags).
-	if corralBin, err = servetest.BuildCorral(dir, mutationTags...); err != nil {
+	// mutant is in the programs the tests run.
+	if corralBin, err = servetest.BuildCorral(dir, servetest.MutationTags()...); err != nil {
 		fmt.Fprintf(os.Stderr, "building corral: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)

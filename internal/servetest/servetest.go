@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +61,27 @@ func BuildCorral(dir string, tags ...string) (string, error) {
 		}
 	}
 	return filepath.Join(dir, "corral"), nil
+}
+
+// MutationTags returns the mutation tags (.ci/mutations) this program was
+// built with, read from its build information: a test binary passes them
+// to BuildCorral, so that a mutant of any of corral's programs is in the
+// programs it runs.
+func MutationTags() []string {
+	var tags []string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key != "-tags" {
+				continue
+			}
+			for _, t := range strings.Split(s.Value, ",") {
+				if strings.HasPrefix(t, "mutation_") {
+					tags = append(tags, t)
+				}
+			}
+		}
+	}
+	return tags
 }
 
 // Server is a running `corral serve` process.
