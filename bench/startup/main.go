@@ -12,13 +12,16 @@
 // Each command is started from here (fork, exec, wait) with stdio on the
 // null device and timed from the fork to the reaped exit; the runs of all
 // rows are interleaved, so that a change of the shared machine's load hits
-// them alike. A pair prints both medians and their ratio, and the CPU time
+// them alike (in a new random order each round). A pair prints both medians and their ratio, and the CPU time
 // the reaped process used (its own and its waited children's, not a
 // helper that outlives it, such as the cgroup tier's guardian).
 //
 // corral is built with its companions (corral-serve, corral-shim) beside
-// it, as go install ./cmd/... installs them; the "corral alone" rows run
-// the same binary from a directory without them, where its runs start
+// it, as CGO_ENABLED=0 go install ./cmd/... installs them (README); the
+// "cgo build" rows are the same source built with cgo on (the default
+// where a C compiler is installed: net and os/user then link libc, and
+// corral is dynamically linked); the "corral alone" rows run the static
+// binary from a directory without its companions, where its runs start
 // their helpers from corral itself. -before adds the rows of another
 // corral binary (an older build, alone in its directory).
 //
@@ -29,6 +32,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,12 +57,8 @@ func main() {
 	dir, err := os.MkdirTemp("", "corral-bench-startup-")
 	check(err)
 	defer os.RemoveAll(dir)
-	with := filepath.Join(dir, "with")
-	check(os.Mkdir(with, 0o755))
-	build := exec.Command("go", "build", "-o", with+"/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	check(build.Run())
-	corral := filepath.Join(with, "corral")
+	corral := buildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
+	dynamic := buildCorral(filepath.Join(dir, "cgo"))
 	alone := filepath.Join(dir, "alone", "corral")
 	check(os.Mkdir(filepath.Dir(alone), 0o755))
 	check(os.Link(corral, alone))
@@ -88,6 +88,7 @@ func main() {
 		}
 	}
 	add("corral", corral)
+	add("corral, cgo build", dynamic)
 	add("corral alone", alone)
 	if *before != "" {
 		old := filepath.Join(dir, "before", "corral")
@@ -106,8 +107,13 @@ func main() {
 			check(err)
 		}
 	}
+	order := slices.Clone(rows)
 	for range *n {
-		for _, r := range rows {
+		// A new order each round: what a row leaves behind (a sandbox's
+		// namespaces are torn down by the kernel after its exit) falls on
+		// every row alike, not always on the one after it.
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, r := range order {
 			wall, cpu, err := runOnce(r.argv, null)
 			check(err)
 			r.wall, r.cpu = append(r.wall, wall), append(r.cpu, cpu)
@@ -165,6 +171,17 @@ func reapStrays() {
 			return
 		}
 	}
+}
+
+// buildCorral builds corral and its companions into dir, with env added
+// to the build's environment, and returns corral's path.
+func buildCorral(dir string, env ...string) string {
+	check(os.Mkdir(dir, 0o755))
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim")
+	build.Env = append(os.Environ(), env...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	check(build.Run())
+	return filepath.Join(dir, "corral")
 }
 
 // buildHello builds the smallest Go program, the floor of any Go start.
