@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/corralrun/corral/internal/servetest"
@@ -35,4 +36,21 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// copyCorral copies corral and its companions (servetest.Commands) into
+// dir, for a service run as a user who cannot reach corralBin's private
+// directory, and returns the copy of corral.
+func copyCorral(t *testing.T, dir string) string {
+	t.Helper()
+	for _, name := range servetest.Commands {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(corralBin), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "corral")
 }
