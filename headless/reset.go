@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corralrun/corral"
@@ -28,12 +29,15 @@ func resetOf(r *Result, now time.Time) {
 	}
 }
 
-var (
-	resetUnix = regexp.MustCompile(`limit reached\|(\d{10})\b`)
-	resetIn   = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available again)(?: after| in)\s+((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
-	resetAt   = regexp.MustCompile(`(?i)(?:resets?|try again|available again)(?: at| on)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
-	resetPart = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
-)
+// resetRE holds the patterns ResetTime reads, compiled on its first use:
+// a command that never reads a limit's reset pays nothing at start.
+var resetRE = sync.OnceValue(func() (r struct{ unix, in, at, part *regexp.Regexp }) {
+	r.unix = regexp.MustCompile(`limit reached\|(\d{10})\b`)
+	r.in = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available again)(?: after| in)\s+((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	r.at = regexp.MustCompile(`(?i)(?:resets?|try again|available again)(?: at| on)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	r.part = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	return r
+})
 
 // ResetTime reads when a limit resets from the words that announce it,
 // as agents and providers write them: "limit reached|1767225600" (a Unix
@@ -41,14 +45,14 @@ var (
 // "resets at 5:30pm", "resets 17:00" (a clock time: the next one after
 // now, in now's location). It reports false when s names no time.
 func ResetTime(s string, now time.Time) (time.Time, bool) {
-	if m := resetUnix.FindStringSubmatch(s); m != nil {
+	if m := resetRE().unix.FindStringSubmatch(s); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			return time.Unix(sec, 0), true
 		}
 	}
-	if m := resetIn.FindStringSubmatch(s); m != nil {
+	if m := resetRE().in.FindStringSubmatch(s); m != nil {
 		var d time.Duration
-		for _, p := range resetPart.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range resetRE().part.FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.ParseFloat(p[1], 64)
 			unit := strings.ToLower(p[2])
 			switch {
@@ -66,7 +70,7 @@ func ResetTime(s string, now time.Time) (time.Time, bool) {
 			return now.Add(d), true
 		}
 	}
-	if m := resetAt.FindStringSubmatch(s); m != nil && (m[2] != "" || m[3] != "") {
+	if m := resetRE().at.FindStringSubmatch(s); m != nil && (m[2] != "" || m[3] != "") {
 		h, _ := strconv.Atoi(m[1])
 		min, _ := strconv.Atoi(m[2])
 		switch strings.ToLower(m[3]) {

@@ -3,12 +3,11 @@ package mcpserver
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -22,10 +21,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	corralBin = filepath.Join(dir, "corral")
-	build := exec.Command("go", "build", "-o", corralBin, "github.com/corralrun/corral/cmd/corral")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if corralBin, err = servetest.BuildCorral(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "building corral:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -21,6 +21,7 @@ import (
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/shim"
+	"github.com/corralrun/corral/internal/shimprog"
 )
 
 // linuxChild is a main process started with a pidfd, in a session of its
@@ -702,7 +703,7 @@ var guardian struct {
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 	guardian.once.Do(func() {
-		guardian.g, guardian.err = shim.StartGuardian(root.Dir, cgroup.OwnerPrefix())
+		guardian.g, guardian.err = shim.StartGuardian(shimprog.Path(), root.Dir, cgroup.OwnerPrefix())
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
 			return

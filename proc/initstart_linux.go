@@ -17,6 +17,7 @@ import (
 	"github.com/corralrun/corral/internal/reaper"
 	"github.com/corralrun/corral/internal/sandbox"
 	"github.com/corralrun/corral/internal/shim"
+	"github.com/corralrun/corral/internal/shimprog"
 )
 
 // startWait bounds how long Start waits for an init to report that the
@@ -175,7 +176,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	var pid int
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
-			pid, _, err := syscall.StartProcess("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
+			pid, _, err := syscall.StartProcess(shimprog.Path(), []string{shim.Comm}, &syscall.ProcAttr{
 				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
 			return pid, err
 		})

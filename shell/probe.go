@@ -46,7 +46,9 @@ type Environment struct {
 // probeTimeout bounds each version query.
 const probeTimeout = 5 * time.Second
 
-var versionRE = regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?`)
+})
 
 // Environment probes the shell and the tools of Tool.ProbeTools, each
 // under the supervision core with a short timeout, in parallel. The
@@ -175,7 +177,7 @@ func (t *Tool) toolVersion(ctx context.Context, name, dir string, env []string, 
 		return "unknown: version query timed out"
 	}
 	out := r.Stdout.Text()
-	if v := versionRE.FindString(out); v != "" {
+	if v := versionRE().FindString(out); v != "" {
 		return v
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corralrun/corral/proc"
@@ -182,7 +183,9 @@ func fenceID(texts ...string) string {
 	}
 }
 
-var ansi = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+var ansi = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+})
 
 // cleanText removes terminal escape sequences and control characters other
 // than newline and tab, and resolves carriage-return overwrites (progress
@@ -191,7 +194,7 @@ func cleanText(s string) string {
 	if s == "" {
 		return s
 	}
-	s = ansi.ReplaceAllString(s, "")
+	s = ansi().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	if strings.ContainsRune(s, '\r') {
 		lines := strings.Split(s, "\n")

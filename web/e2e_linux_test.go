@@ -48,10 +48,15 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
-// buildBinaries builds corral and the fake headless agent into dir.
+// buildBinaries builds corral (with its companions) and the fake
+// headless agent into dir.
 func buildBinaries(t *testing.T, dir string) (corral, fakeagent string) {
 	t.Helper()
-	return servetest.Build(t, dir, "corral", "../cmd/corral"), servetest.Build(t, dir, "fakeagent", "../internal/fakeagent")
+	corral, err := servetest.BuildCorral(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return corral, servetest.Build(t, dir, "fakeagent", "../internal/fakeagent")
 }
 
 // startServer starts corral serve on a free loopback port with the token,

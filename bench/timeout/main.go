@@ -7,7 +7,8 @@
 // alike, and the medians compared. `corral --version` and `corral run
 // --timeout 10s -- /bin/true` are measured beside them, with the start of
 // corral's guardian alone (which corral timeout forks on the cgroup tier)
-// and a Go hello world: the shares of the binary's own start.
+// and a Go hello world: the shares of the binary's own start. With
+// -corral, corral-shim is looked for beside the binary given.
 //
 //	go run ./bench/timeout                 # builds corral, 150 runs of each
 //	go run ./bench/timeout -n 300 -corral ./corral
@@ -44,7 +45,9 @@ func main() {
 	corral := *bin
 	if corral == "" {
 		corral = filepath.Join(dir, "corral")
-		build := exec.Command("go", "build", "-o", corral, "./cmd/corral")
+		// corral-shim beside it, as go install ./cmd/... puts it: the
+		// guardian corral timeout forks starts from it.
+		build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-shim")
 		build.Stdout, build.Stderr = os.Stdout, os.Stderr
 		check(build.Run())
 	}
@@ -63,6 +66,7 @@ func main() {
 		{name: "corral --version", argv: []string{corral, "--version"}},
 		{name: "corral run --timeout 10s -- /bin/true", argv: []string{corral, "run", "--timeout", "10s", "--", "/bin/true"}},
 		{name: "corral's guardian alone (its start, then exit)", argv: []string{corral}, env: guardian},
+		{name: "corral-shim's guardian alone", argv: []string{filepath.Join(filepath.Dir(corral), "corral-shim")}, env: guardian},
 		{name: "a Go hello world", argv: []string{hello}},
 	}, *only)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)

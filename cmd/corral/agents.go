@@ -187,7 +187,7 @@ func (af *agentFlags) agent(name string, command []string) (*client.Agent, error
 		}
 		a.Env[k] = v.(string)
 	}
-	if a.Webhooks, err = af.hooks.hooks(); err != nil {
+	if a.Webhooks, err = af.hooks.Hooks(); err != nil {
 		return nil, err
 	}
 	sb, _, err := af.sandbox()
@@ -232,7 +232,7 @@ func (af *agentFlags) patch(command []string) (map[string]any, error) {
 		patch["command"] = command
 	}
 	if set["webhook"] {
-		hooks, err := af.hooks.hooks()
+		hooks, err := af.hooks.Hooks()
 		if err != nil {
 			return nil, err
 		}

@@ -138,14 +138,7 @@ func TestSandboxAcceptance(t *testing.T) {
 				uid, _ := strconv.Atoi(u.Uid)
 				gid, _ := strconv.Atoi(u.Gid)
 				open := openDir(t)
-				bin = filepath.Join(open, "corral")
-				b, err := os.ReadFile(corralBin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(bin, b, 0o755); err != nil {
-					t.Fatal(err)
-				}
+				bin = copyCorral(t, open)
 				dir = filepath.Join(open, "work")
 				os.Mkdir(dir, 0o755)
 				os.Chown(dir, uid, gid)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -17,11 +18,6 @@ func graceFlag(fs *flag.FlagSet, what string) func() time.Duration {
 	return func() time.Duration { return negIfZero(*d) }
 }
 
-// negIfZero maps a grace of zero, as a person types it, to the negative
-// grace that means none to proc (where zero means the default).
-func negIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
+// negIfZero maps a zero, as a person types it, to the negative duration
+// that means none to the libraries (where zero means the default).
+var negIfZero = cliflag.NegIfZero

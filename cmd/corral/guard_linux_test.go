@@ -147,16 +147,9 @@ func guardedService(t *testing.T, u *servetest.User, envToken bool, args ...stri
 		}
 	}
 	if u != nil {
-		// A copy of the binary every user can run, and directories of
+		// A copy of the programs every user can run, and directories of
 		// the service's user.
-		bin = filepath.Join(dir, "corral")
-		b, err := os.ReadFile(corralBin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		bin = copyCorral(t, dir)
 		for _, d := range []string{data, work} {
 			os.Chown(d, int(u.UID), int(u.GID))
 		}

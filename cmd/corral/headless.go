@@ -145,8 +145,8 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		view = newHeadlessView(stdout)
 		spec.OnEvent = view.event
 	}
-	ctx := f.tf.start("headless")
-	spec.Env = append(spec.Env, f.tf.env()...)
+	ctx := f.tf.Start("headless", version())
+	spec.Env = append(spec.Env, f.tf.Env()...)
 	spec.FlushWindow = negIfZero(*f.flushWindow)
 	return runHeadlessTurn(ctx, spec, view, *f.asJSON, stdout, stderr)
 }

@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/corralrun/corral/internal/servetest"
 	"github.com/corralrun/corral/internal/testutil"
 )
 
@@ -22,18 +21,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	corralBin = filepath.Join(dir, "corral")
-	// The same mutation tags as this test binary, so that a mutant is in
-	// the program the tests run (see mutationTags). A mutant of another
-	// package comes in GOFLAGS' -tags (.ci/mutations), which a -tags of
-	// the command line would replace: none is given without a mutant here.
-	args := []string{"build", "-o", corralBin, "."}
-	if len(mutationTags) > 0 {
-		args = append([]string{"build", "-tags", strings.Join(mutationTags, ",")}, args[1:]...)
-	}
-	build := exec.Command("go", args...)
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building corral: %v\n%s", err, out)
+	// With corral-serve and corral-shim beside it, as go install ./cmd/...
+	// puts them, and the same mutation tags as this test binary, so that a
+	// mutant is in the programs the tests run.
+	if corralBin, err = servetest.BuildCorral(dir, servetest.MutationTags()...); err != nil {
+		fmt.Fprintf(os.Stderr, "building corral: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -44,4 +36,21 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// copyCorral copies corral and its companions (servetest.Commands) into
+// dir, for a service run as a user who cannot reach corralBin's private
+// directory, and returns the copy of corral.
+func copyCorral(t *testing.T, dir string) string {
+	t.Helper()
+	for _, name := range servetest.Commands {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(corralBin), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "corral")
 }

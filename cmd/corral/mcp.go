@@ -135,7 +135,7 @@ func mcpMain(args []string) int {
 	}
 	cfg := mcpserver.Config{Version: version(), Logger: logger}
 	bound := 5 * time.Second // a service wait ends at once when its call does
-	base := tf.start("mcp")
+	base := tf.Start("mcp", version())
 	if svcFlags.url != "" {
 		if cfg.Service, err = svcFlags.service(fs); err != nil {
 			return fail(err)
@@ -149,7 +149,7 @@ func mcpMain(args []string) int {
 		if err := checkSandbox(tool); err != nil {
 			return fail(err)
 		}
-		tool.Env = append(tool.Env, tf.env()...)
+		tool.Env = append(tool.Env, tf.Env()...)
 		cfg.Tool, bound = tool, shutdownBound(tool)
 	}
 	srv, err := mcpserver.New(cfg)

@@ -54,11 +54,6 @@ Flags:
 
 const runUsageTail = sandboxHelp + telemetryHelp
 
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
-
 // runFlags are corral run's flags.
 type runFlags struct {
 	fs                                                        *flag.FlagSet
@@ -121,8 +116,8 @@ func runMain(args []string) int {
 	if f, ok := spec.Stdin.(*os.File); ok && f != os.Stdin {
 		defer f.Close()
 	}
-	ctx := f.tf.start("run")
-	spec.Env = append(spec.Env, f.tf.env()...)
+	ctx := f.tf.Start("run", version())
+	spec.Env = append(spec.Env, f.tf.Env()...)
 	return runSpec(ctx, spec, *f.asJSON)
 }
 

@@ -124,14 +124,7 @@ func TestAnUnprivilegedServiceHidesItsEnvironmentFromItsTasks(t *testing.T) {
 	nobody := needNobody(t)
 	tag := testutil.Tag(t)
 	dir := openDir(t)
-	bin := filepath.Join(dir, "corral")
-	b, err := os.ReadFile(corralBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := copyCorral(t, dir)
 	data := filepath.Join(dir, "data")
 	uid, _ := strconv.Atoi(nobody.Uid)
 	gid, _ := strconv.Atoi(nobody.Gid)

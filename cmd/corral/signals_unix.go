@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/corralrun/corral/internal/cliflag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -35,7 +36,7 @@ import (
 // on corral's behalf.
 
 // stopSignals are the signals that end a command.
-var stopSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP}
+var stopSignals = cliflag.StopSignals
 
 // treeSignals is what corral run does with the signals it gets while its
 // command runs: SIGINT, SIGTERM and SIGHUP stop the run (returned, for the

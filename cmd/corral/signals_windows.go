@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/corralrun/corral/internal/cliflag"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/corralrun/corral/proc"
 )
@@ -12,7 +12,7 @@ import (
 // command asks for.
 func catchStraySignals(string) {}
 
-var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+var stopSignals = cliflag.StopSignals
 
 // treeSignals is what corral run does with the signals it gets: SIGINT and
 // SIGTERM stop the run.

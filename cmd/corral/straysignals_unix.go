@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/corralrun/corral/internal/cliflag"
 	"os"
 	"os/signal"
 
@@ -11,7 +12,7 @@ import (
 
 // straySignals are caught by every subcommand but timeout, which decides
 // each signal itself.
-var straySignals = []os.Signal{unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM}
+var straySignals = cliflag.StraySignals
 
 // serverCommands also drop SIGPIPE: a closed stderr must not end a service.
 var serverCommands = map[string]bool{"serve": true, "mcp": true, "shell": true}

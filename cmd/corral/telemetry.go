@@ -1,136 +1,15 @@
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
-	"net/http"
-	"os"
-	"strings"
-	"time"
+import "github.com/corralrun/corral/internal/cliflag"
 
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/trace"
+// The telemetry flags this program shares with corral-serve
+// (internal/cliflag).
+type telemetryFlags = cliflag.Telemetry
 
-	"github.com/corralrun/corral/internal/redact"
-	"github.com/corralrun/corral/internal/telemetry"
-	"github.com/corralrun/corral/internal/tracing"
+const telemetryHelp = cliflag.TelemetryHelp
+
+var (
+	addTelemetryFlags = cliflag.AddTelemetry
+	flushTelemetry    = cliflag.FlushTelemetry
+	withTelemetry     = cliflag.WithTelemetry
 )
-
-// telemetryHelp ends the usage of the commands that export spans.
-const telemetryHelp = `
-Telemetry: with an OTLP endpoint (--otel-endpoint, or the standard
-OTEL_EXPORTER_OTLP_ENDPOINT) corral exports a trace of what it did, under
-the caller's TRACEPARENT if it has one, and gives the processes it starts
-TRACEPARENT and TRACESTATE so that their own telemetry joins the trace.
-The standard OTEL_* variables configure it (protocol, headers, service
-name, resource, sampler); without an endpoint nothing of it runs. Spans
-record no command line, prompt or output unless --otel-content is given.
-docs/observability.md describes every span and attribute.
-`
-
-// The telemetry of this corral process: nil while off. Every exit path of
-// the CLI flushes it (main).
-var activeTelemetry *telemetry.Provider
-
-// telemetryFlags are the flags of the commands that export spans.
-type telemetryFlags struct {
-	endpoint, protocol, service *string
-	flushTimeout                *time.Duration
-	content                     *bool
-	passEnv                     stringList
-	cfg                         telemetry.Config
-}
-
-func addTelemetryFlags(fs *flag.FlagSet) *telemetryFlags {
-	f := &telemetryFlags{
-		endpoint:     fs.String("otel-endpoint", "", "export spans over OTLP to `URL` (default $OTEL_EXPORTER_OTLP_ENDPOINT; telemetry is off when neither is set)"),
-		protocol:     fs.String("otel-protocol", "", "OTLP protocol: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)"),
-		service:      fs.String("otel-service-name", "", "service.name of the spans (default $OTEL_SERVICE_NAME, else corral)"),
-		flushTimeout: fs.Duration("otel-flush-timeout", telemetry.DefaultFlushTimeout, "at exit, wait at most `DUR` for the spans to be exported"),
-		content:      fs.Bool("otel-content", false, "record command lines, prompts, tool inputs and outputs in spans, secrets redacted (also $OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"),
-	}
-	fs.Var(&f.passEnv, "otel-pass-env", "pass the OTEL_* variable `NAME` (NAME* for a prefix) to the processes corral starts, as corral uses it (repeatable)")
-	return f
-}
-
-// start turns telemetry on if it is configured, and returns the context
-// the command's work starts under: the caller's trace context
-// (TRACEPARENT) and the content setting when telemetry is on,
-// context.Background() when it is off. A missing exporter is reported on
-// stderr, and the command runs without telemetry.
-func (f *telemetryFlags) start(command string) context.Context {
-	ctx := context.Background()
-	f.cfg = telemetry.Config{
-		Endpoint: *f.endpoint, Protocol: *f.protocol, ServiceName: *f.service,
-		FlushTimeout: *f.flushTimeout, Command: command, Version: version(),
-	}
-	if !f.cfg.Enabled() {
-		return ctx
-	}
-	p, err := telemetry.Start(f.cfg)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "corral %s: telemetry: %v\n", command, err)
-		return ctx
-	}
-	activeTelemetry = p
-	otel.SetTracerProvider(p)
-	ctx = tracing.FromEnv(ctx, os.Getenv)
-	if *f.content || strings.EqualFold(os.Getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true") {
-		ctx = tracing.WithContent(ctx, redact.New(redact.EnvValues(os.Environ())...))
-	}
-	return ctx
-}
-
-// on reports whether telemetry is on.
-func (f *telemetryFlags) on() bool { return activeTelemetry != nil }
-
-// env returns the OTEL_* variables --otel-pass-env names, with the values
-// corral uses (its flags over its environment), for the processes it
-// starts.
-func (f *telemetryFlags) env() []string {
-	if len(f.passEnv) == 0 {
-		return nil
-	}
-	var out []string
-	for _, kv := range f.cfg.OTELEnv() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, want := range f.passEnv {
-			if p, ok := strings.CutSuffix(want, "*"); (ok && strings.HasPrefix(k, p)) || k == want {
-				out = append(out, kv)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// flushTelemetry flushes the spans at exit, within the flush timeout; it
-// runs on every exit path of the CLI (main), signals included, since
-// every command returns from its signal handling.
-func flushTelemetry() {
-	if activeTelemetry == nil {
-		return
-	}
-	if err := activeTelemetry.Shutdown(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "corral: telemetry:", err)
-	}
-	activeTelemetry = nil
-}
-
-// withTelemetry gives each HTTP request the server's content setting and,
-// when the request brings no trace context of its own, the caller's
-// (TRACEPARENT); h itself while telemetry is off.
-func withTelemetry(h http.Handler, base context.Context) http.Handler {
-	if activeTelemetry == nil {
-		return h
-	}
-	sc := trace.SpanContextFromContext(base)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := tracing.CopyContent(r.Context(), base)
-		if sc.IsValid() {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
-}

@@ -1,10 +1,5 @@
 package main
 
-import "runtime/debug"
+import "github.com/corralrun/corral/internal/cliflag"
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+var version = cliflag.Version

@@ -5,17 +5,18 @@ package secret
 import (
 	"regexp"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-var fdPath = regexp.MustCompile(`^/(?:dev|proc/self)/fd/([0-9]+)$`)
+var fdPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/(?:dev|proc/self)/fd/([0-9]+)$`) })
 
 // closeInherited closes the descriptor a /dev/fd/N path names, past the
 // standard three, when the process inherited it (it is not close-on-exec,
 // as every descriptor Go opens is): its commands would inherit it too.
 func closeInherited(path string) {
-	m := fdPath.FindStringSubmatch(path)
+	m := fdPath().FindStringSubmatch(path)
 	if m == nil {
 		return
 	}

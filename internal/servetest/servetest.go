@@ -7,9 +7,11 @@ package servetest
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +43,45 @@ func Build(t testing.TB, dir, name, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+// Commands are corral's programs as go install ./cmd/... installs them:
+// corral, the task service it executes for corral serve, and the helper
+// its runs start their shims from.
+var Commands = []string{"corral", "corral-serve", "corral-shim"}
+
+// BuildCorral builds Commands into dir, with the build tags given (the
+// mutation tags of a test binary, so that the programs carry its mutant),
+// and returns the path of corral.
+func BuildCorral(dir string, tags ...string) (string, error) {
+	for _, name := range Commands {
+		out, err := exec.Command("go", "build", "-tags", strings.Join(tags, ","), "-o", filepath.Join(dir, name), "github.com/corralrun/corral/cmd/"+name).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
+	}
+	return filepath.Join(dir, "corral"), nil
+}
+
+// MutationTags returns the mutation tags (.ci/mutations) this program was
+// built with, read from its build information: a test binary passes them
+// to BuildCorral, so that a mutant of any of corral's programs is in the
+// programs it runs.
+func MutationTags() []string {
+	var tags []string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key != "-tags" {
+				continue
+			}
+			for _, t := range strings.Split(s.Value, ",") {
+				if strings.HasPrefix(t, "mutation_") {
+					tags = append(tags, t)
+				}
+			}
+		}
+	}
+	return tags
 }
 
 // Server is a running `corral serve` process.

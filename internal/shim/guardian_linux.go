@@ -72,10 +72,11 @@ type Guardian struct {
 	pid int
 }
 
-// StartGuardian starts the guardian of the leaves named prefix* in dir. It
+// StartGuardian starts the guardian of the leaves named prefix* in dir,
+// from program (this program or its companion, see internal/shimprog). It
 // lives as long as this process (in a session of its own, so that a
 // terminal's signals do not reach it) and acts when this process is gone.
-func StartGuardian(dir, prefix string) (*Guardian, error) {
+func StartGuardian(program, dir, prefix string) (*Guardian, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("guardian: %w", err)
@@ -87,7 +88,7 @@ func StartGuardian(dir, prefix string) (*Guardian, error) {
 		return nil, fmt.Errorf("guardian: %w", err)
 	}
 	defer null.Close()
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"corral-shim"}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(program, []string{Comm}, &syscall.ProcAttr{
 		Env: Environ(RoleGuardian,
 			guardianDirEnv+"="+dir,
 			guardianPrefixEnv+"="+prefix,

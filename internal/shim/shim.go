@@ -2,7 +2,9 @@
 // commands it supervises on Linux, so that a run's tree dies with corral
 // (guarantee 7) and a sandbox can be built. The shim is the running program
 // itself, re-executed through /proc/self/exe with CORRAL_SHIM in its
-// environment: this package's initialisation recognises the variable and
+// environment, or corral's companion corral-shim, a program made of this
+// package alone (cmd/corral-shim, chosen by internal/shimprog): this
+// package's initialisation recognises the variable and
 // runs the shim instead of the program, before main and before any package
 // that imports this one is initialised. Every program that imports proc
 // has the shim in it, with no change to its main; its own package

@@ -1,8 +1,8 @@
 """Fixtures: a real `corral serve`, built from this repository, on a free
 loopback port with a temporary data directory, and clients of it.
 
-CORRAL_BIN names a corral binary already built; otherwise the session
-builds one with `go build ./cmd/corral` (Go must be on PATH). Every
+CORRAL_BIN names a corral binary already built, corral-serve beside it; otherwise the session
+builds one, with corral-serve beside it (Go must be on PATH). Every
 process the service starts carries a tag in its environment, and the
 session checks at its end that none is left.
 """
@@ -48,10 +48,11 @@ def corral_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     if b := os.environ.get("CORRAL_BIN"):
         return b
     if not shutil.which("go"):
-        pytest.fail("no corral binary: set CORRAL_BIN or put Go on PATH to build ./cmd/corral")
-    out = tmp_path_factory.mktemp("bin") / "corral"
-    subprocess.run(["go", "build", "-o", str(out), "./cmd/corral"], cwd=REPO, check=True)
-    return str(out)
+        pytest.fail("no corral binary: set CORRAL_BIN or put Go on PATH to build ./cmd/corral and its companions")
+    bin_dir = tmp_path_factory.mktemp("bin")
+    # corral serve runs corral-serve, found beside corral.
+    subprocess.run(["go", "build", "-o", str(bin_dir) + "/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim"], cwd=REPO, check=True)
+    return str(bin_dir / "corral")
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ func Reap(base, prefix string) int {
 			continue
 		}
 		o, ok := parse(rest)
-		if !ok || o.ns != self.ns || o == self || !gone(o) {
+		if !ok || o.ns != self().ns || o == self() || !gone(o) {
 			continue
 		}
 		path := filepath.Join(base, e.Name())

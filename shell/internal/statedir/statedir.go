@@ -20,12 +20,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Make creates a directory in base, private to its user (mode 0700), whose
 // name starts with prefix and names this process as its owner.
 func Make(base, prefix string) (string, error) {
-	return os.MkdirTemp(base, prefix+self.tag()+"*")
+	return os.MkdirTemp(base, prefix+self().tag()+"*")
 }
 
 // owner names a process: its pid namespace, its pid and its start time
@@ -38,8 +39,9 @@ type owner struct {
 
 func (o owner) tag() string { return fmt.Sprintf("%d.%d.%d-", o.ns, o.pid, o.start) }
 
-// self is this process.
-var self = current()
+// self is this process, read on first use (a few system calls that a
+// command without a session does not pay at start).
+var self = sync.OnceValue(current)
 
 // parse reads the owner from a directory name without its prefix.
 func parse(rest string) (owner, bool) {

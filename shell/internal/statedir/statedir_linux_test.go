@@ -78,11 +78,11 @@ func TestReapRemovesOnlyTheDeadOwnersState(t *testing.T) {
 		}
 		return p
 	}
-	reused := mk(fmt.Sprintf("corral-session-%d.%d.%d-1", self.ns, self.pid, self.start+1))
-	otherNS := mk(fmt.Sprintf("corral-session-%d.%d.%d-1", self.ns+1, 999999999, 5))
+	reused := mk(fmt.Sprintf("corral-session-%d.%d.%d-1", self().ns, self().pid, self().start+1))
+	otherNS := mk(fmt.Sprintf("corral-session-%d.%d.%d-1", self().ns+1, 999999999, 5))
 	old := mk("corral-session-123456789")
-	otherPrefix := mk(fmt.Sprintf("corral-other-%d.%d.%d-1", self.ns, 999999999, 5))
-	otherUser := mk(fmt.Sprintf("corral-session-%d.%d.%d-2", self.ns, 999999999, 5))
+	otherPrefix := mk(fmt.Sprintf("corral-other-%d.%d.%d-1", self().ns, 999999999, 5))
+	otherUser := mk(fmt.Sprintf("corral-session-%d.%d.%d-2", self().ns, 999999999, 5))
 	if os.Geteuid() == 0 {
 		os.Chown(otherUser, 65534, 65534)
 	} else {
@@ -115,7 +115,7 @@ func TestReapTakesAZombieForGone(t *testing.T) {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
 		return strings.Contains(string(b), ") Z ")
 	})
-	o := owner{ns: self.ns, pid: cmd.Process.Pid}
+	o := owner{ns: self().ns, pid: cmd.Process.Pid}
 	if s, err := readStart(o.pid); err == nil {
 		o.start = s
 	}

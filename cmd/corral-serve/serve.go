@@ -201,7 +201,7 @@ func (f *serveFlags) check() (*serveSetup, error) {
 			return nil, err
 		}
 	}
-	if s.hooks, err = f.hooks.hooks(); err != nil {
+	if s.hooks, err = f.hooks.Hooks(); err != nil {
 		return nil, err
 	}
 	if s.guard, err = service.ParseGuardMode(*f.taskGuard); err != nil {
@@ -449,21 +449,6 @@ func (s *serveSetup) serve(ctx context.Context, sigs <-chan os.Signal, svc *serv
 	srv.Shutdown(sctx)
 	cancel()
 	return code
-}
-
-// defaultDataDir is CORRAL_DATA, else $XDG_DATA_HOME/corral, else
-// ~/.local/share/corral.
-func defaultDataDir() string {
-	if d := os.Getenv("CORRAL_DATA"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "corral")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "corral")
-	}
-	return ""
 }
 
 // loadOrCreateToken returns envToken (CORRAL_TOKEN's value), or the token

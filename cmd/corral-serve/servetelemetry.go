@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral/headless"
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/internal/tracing"
 	"github.com/corralrun/corral/service"
 )
@@ -28,13 +29,13 @@ endpoint nothing of it runs. Spans record no prompt or output unless
 // serveTelemetry are the telemetry flags of corral serve: those of the
 // other commands, and the agent's flush window of corral headless.
 type serveTelemetry struct {
-	tf          *telemetryFlags
+	tf          *cliflag.Telemetry
 	flushWindow *time.Duration
 }
 
 func addServeTelemetryFlags(fs *flag.FlagSet) *serveTelemetry {
 	return &serveTelemetry{
-		tf:          addTelemetryFlags(fs),
+		tf:          cliflag.AddTelemetry(fs),
 		flushWindow: fs.Duration("otel-flush-window", headless.DefaultFlushWindow, "with telemetry on, time a headless agent may take after its turn to flush its own telemetry and exit (0: none)"),
 	}
 }
@@ -43,14 +44,14 @@ func addServeTelemetryFlags(fs *flag.FlagSet) *serveTelemetry {
 // service trace its tasks. The service's own TRACEPARENT is not the
 // parent of anything: each task is a trace of its own, or its submitter's.
 func (t *serveTelemetry) configure(cfg *service.Config) {
-	ctx := t.tf.start("serve")
-	if !t.tf.on() {
+	ctx := t.tf.Start("serve", cliflag.Version())
+	if !t.tf.On() {
 		return
 	}
 	cfg.Trace = true
 	cfg.TraceContent = tracing.Recording(ctx)
-	cfg.FlushWindow = negIfZero(*t.flushWindow)
-	cfg.Env = append(cfg.Env, t.tf.env()...)
+	cfg.FlushWindow = cliflag.NegIfZero(*t.flushWindow)
+	cfg.Env = append(cfg.Env, t.tf.Env()...)
 	cfg.Secrets = append(cfg.Secrets, otlpHeaderValues(os.Getenv)...)
 }
 

@@ -1,0 +1,221 @@
+//go:build linux
+
+// Command startup measures what a user pays to start corral, beside the
+// peer each start is compared with (issue 27), in one run on one machine:
+//
+//   - `corral --version` beside a Go hello world (target ≤ 1.5×);
+//   - `corral run -- /bin/true` beside GNU `timeout 10 /bin/true`
+//     (target ≤ 1.5×);
+//   - `corral run --sandbox workspace -- /bin/true` beside bubblewrap with
+//     the same confinement (target ≤ 1.5×), when bwrap is installed.
+//
+// Each command is started from here (fork, exec, wait) with stdio on the
+// null device and timed from the fork to the reaped exit; the runs of all
+// rows are interleaved, so that a change of the shared machine's load hits
+// them alike (in a new random order each round). A pair prints both medians and their ratio, and the CPU time
+// the reaped process used (its own and its waited children's, not a
+// helper that outlives it, such as the cgroup tier's guardian).
+//
+// corral is built with its companions (corral-serve, corral-shim) beside
+// it, as CGO_ENABLED=0 go install ./cmd/... installs them (README); the
+// "cgo build" rows are the same source built with cgo on (the default
+// where a C compiler is installed: net and os/user then link libc, and
+// corral is dynamically linked); the "corral alone" rows run the static
+// binary from a directory without its companions, where its runs start
+// their helpers from corral itself. -before adds the rows of another
+// corral binary (an older build, alone in its directory).
+//
+//	go run ./bench/startup                  # 150 runs of each
+//	go run ./bench/startup -n 300 -before /tmp/old/corral
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// row is one command line, with the wall and CPU times of its runs.
+type row struct {
+	name      string
+	argv      []string
+	peer      *row // the row it is compared with; nil for a peer
+	wall, cpu []time.Duration
+}
+
+func main() {
+	n := flag.Int("n", 150, "runs of each command")
+	before := flag.String("before", "", "another corral binary to measure beside this one (alone in its directory)")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "corral-bench-startup-")
+	check(err)
+	defer os.RemoveAll(dir)
+	corral := buildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
+	dynamic := buildCorral(filepath.Join(dir, "cgo"))
+	alone := filepath.Join(dir, "alone", "corral")
+	check(os.Mkdir(filepath.Dir(alone), 0o755))
+	check(os.Link(corral, alone))
+	ws := filepath.Join(dir, "ws")
+	check(os.Mkdir(ws, 0o755))
+	gnu, err := exec.LookPath("timeout")
+	check(err)
+
+	hello := &row{name: "a Go hello world", argv: []string{buildHello(dir)}}
+	timeout := &row{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}}
+	rows := []*row{hello, timeout}
+	var bwrap *row
+	if b, err := exec.LookPath("bwrap"); err == nil {
+		bwrap = &row{name: "bwrap --unshare-all --die-with-parent … /bin/true", argv: []string{b, "--unshare-all", "--die-with-parent",
+			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "/bin/true"}}
+		rows = append(rows, bwrap)
+	} else {
+		fmt.Fprintln(os.Stderr, "bubblewrap is not installed (apt-get install bubblewrap): the sandbox row is left out")
+	}
+	add := func(label, bin string) {
+		rows = append(rows,
+			&row{name: label + " --version", argv: []string{bin, "--version"}, peer: hello},
+			&row{name: label + " run -- /bin/true", argv: []string{bin, "run", "--", "/bin/true"}, peer: timeout})
+		if bwrap != nil {
+			rows = append(rows, &row{name: label + " run --sandbox workspace -- /bin/true",
+				argv: []string{bin, "run", "--sandbox", "workspace", "--workdir", ws, "--", "/bin/true"}, peer: bwrap})
+		}
+	}
+	add("corral", corral)
+	add("corral, cgo build", dynamic)
+	add("corral alone", alone)
+	if *before != "" {
+		old := filepath.Join(dir, "before", "corral")
+		check(os.Mkdir(filepath.Dir(old), 0o755))
+		data, err := os.ReadFile(*before)
+		check(err)
+		check(os.WriteFile(old, data, 0o755))
+		add("corral before", old)
+	}
+
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	check(err)
+	for _, r := range rows { // warm the page cache
+		for range 5 {
+			_, _, err := runOnce(r.argv, null)
+			check(err)
+		}
+	}
+	order := slices.Clone(rows)
+	for range *n {
+		// A new order each round: what a row leaves behind (a sandbox's
+		// namespaces are torn down by the kernel after its exit) falls on
+		// every row alike, not always on the one after it.
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, r := range order {
+			wall, cpu, err := runOnce(r.argv, null)
+			check(err)
+			r.wall, r.cpu = append(r.wall, wall), append(r.cpu, cpu)
+		}
+	}
+	fmt.Printf("%d runs of each, interleaved\n\n", *n)
+	fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", "command", "p10", "median", "p90", "CPU", "peer (median)", "ratio")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(54), dashes(11), dashes(11), dashes(11), dashes(11), dashes(30), dashes(9))
+	for _, r := range rows {
+		s := slices.Sorted(slices.Values(r.wall))
+		peer, ratio := "", ""
+		if r.peer != nil {
+			peer = fmt.Sprintf("%s (%s)", short(r.peer.name), ms(median(r.peer.wall)))
+			ratio = fmt.Sprintf("%.2f×", float64(median(r.wall))/float64(median(r.peer.wall)))
+		}
+		fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", r.name, ms(s[len(s)/10]), ms(median(r.wall)), ms(s[len(s)*9/10]), ms(median(r.cpu)), peer, ratio)
+	}
+}
+
+// runOnce starts argv with stdio on the null device and returns the time
+// from the fork to its reaped exit and the CPU time it used; a non-zero
+// exit is an error.
+func runOnce(argv []string, null *os.File) (time.Duration, time.Duration, error) {
+	start := time.Now()
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{null.Fd(), null.Fd(), null.Fd()},
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, &ru)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	wall := time.Since(start)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if err == nil && ws.ExitStatus() != 0 {
+		err = fmt.Errorf("%s: %v", strings.Join(argv, " "), ws)
+	}
+	reapStrays()
+	return wall, cpu, err
+}
+
+// reapStrays reaps the zombies left to this process (bubblewrap's own
+// processes can be reparented here).
+func reapStrays() {
+	for {
+		var ws syscall.WaitStatus
+		if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// buildCorral builds corral and its companions into dir, with env added
+// to the build's environment, and returns corral's path.
+func buildCorral(dir string, env ...string) string {
+	check(os.Mkdir(dir, 0o755))
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim")
+	build.Env = append(os.Environ(), env...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	check(build.Run())
+	return filepath.Join(dir, "corral")
+}
+
+// buildHello builds the smallest Go program, the floor of any Go start.
+func buildHello(dir string) string {
+	src := filepath.Join(dir, "hello")
+	check(os.MkdirAll(src, 0o755))
+	check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
+	bin := filepath.Join(dir, "hello-bin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = src, os.Stderr
+	check(build.Run())
+	return bin
+}
+
+func short(name string) string {
+	if i := strings.Index(name, " "); i > 0 && strings.HasPrefix(name, "bwrap") {
+		return "bwrap"
+	}
+	return strings.TrimSuffix(name, " /bin/true")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(d))
+	return s[len(s)/2]
+}
+
+func dashes(n int) string { return strings.Repeat("-", n) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/startup:", err)
+		os.Exit(1)
+	}
+}

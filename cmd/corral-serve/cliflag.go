@@ -1,0 +1,16 @@
+package main
+
+import "github.com/corralrun/corral/internal/cliflag"
+
+// What this program shares with corral (internal/cliflag).
+type (
+	stringList   = cliflag.StringList
+	webhookFlags = cliflag.Webhooks
+)
+
+var (
+	addWebhookFlags = cliflag.AddWebhooks
+	defaultDataDir  = cliflag.DefaultDataDir
+)
+
+var stopSignals = cliflag.StopSignals

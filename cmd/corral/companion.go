@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// The task service is a companion program, corral-serve: it links the SQL
+// drivers, River, the HTTP API and the web UI, whose start every other
+// command (and every run's helper) would pay if they were linked here.
+func init() {
+	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", func(args []string) int {
+		return runCompanion("corral-serve", args)
+	})
+}
+
+// companion returns the path of the program name: beside corral's
+// executable, else on PATH.
+func companion(name string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", errors.New(name + " is neither beside corral nor on PATH: install corral's programs together (go install ./cmd/..., or go build -o DIR/ ./cmd/...)")
+}
+
+// runCompanion runs the companion name with args in this process's place
+// and returns its exit status (on Unix it never returns but on failure).
+func runCompanion(name string, args []string) int {
+	path, err := companion(name)
+	if err == nil {
+		err = execCompanion(path, args)
+	}
+	fmt.Fprintf(os.Stderr, "corral: %v\n", err)
+	return exitCorralFailed
+}

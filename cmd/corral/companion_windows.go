@@ -1,0 +1,23 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
+
+// execCompanion runs path with corral's standard streams and environment
+// and exits with its status: Windows has no exec.
+func execCompanion(path string, args []string) error {
+	cmd := exec.Command(path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	}
+	if err == nil {
+		os.Exit(0)
+	}
+	return err
+}

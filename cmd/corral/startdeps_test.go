@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// heavy are packages whose start a command that does not use them must
+// not pay (issue 27): the task service's storage and engine, the web UI's
+// templates, the OpenTelemetry SDK and its wire formats. Each is a prefix
+// of import paths: the package and those below it.
+var heavy = []string{
+	"database/sql", "modernc.org/", "github.com/jackc/", "github.com/riverqueue/",
+	"html/template", "text/template",
+	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "google.golang.org/grpc", "google.golang.org/protobuf",
+	"github.com/corralrun/corral/store", "github.com/corralrun/corral/service", "github.com/corralrun/corral/web",
+	"github.com/corralrun/corral/api",
+}
+
+// helperHeavy are what a run's helper (init, holder, guardian) must not
+// link beyond heavy: the network stack and TLS (the sandbox's proxy runs
+// in corral, not in the helper), the MCP SDK and its JSON schemas,
+// regular expressions, and corral's upper layers.
+var helperHeavy = []string{
+	"net/http", "crypto/tls", "crypto/x509", "regexp", "encoding/gob", "os/exec",
+	"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "go.opentelemetry.io/",
+	"github.com/corralrun/corral/proc", "github.com/corralrun/corral/shell", "github.com/corralrun/corral/headless",
+	"github.com/corralrun/corral/mcpserver", "github.com/corralrun/corral/client", "github.com/corralrun/corral/internal/egress",
+}
+
+// TestStartPathsLinkNothingHeavy: the programs a run starts link only what
+// they use, read from the build graph (go list -deps), not from a clock.
+// corral itself (every command, corral --version among them) links
+// nothing of the task service, which lives in corral-serve; corral-shim,
+// from which corral starts every run's init and guardian, links neither
+// the service nor the network stack, the MCP SDK or the rest of corral.
+func TestStartPathsLinkNothingHeavy(t *testing.T) {
+	for _, c := range []struct {
+		pkg    string
+		banned []string
+	}{
+		{"github.com/corralrun/corral/cmd/corral", heavy},
+		{"github.com/corralrun/corral/cmd/corral-shim", append(heavy[:len(heavy):len(heavy)], helperHeavy...)},
+	} {
+		for _, goos := range []string{"linux", "darwin", "windows"} {
+			cmd := exec.Command("go", "list", "-deps", c.pkg)
+			cmd.Env = append(cmd.Environ(), "GOOS="+goos)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", c.pkg, err)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				for _, b := range c.banned {
+					if under(dep, b) {
+						t.Errorf("%s (GOOS=%s) links %s: %s", c.pkg, goos, dep, why(t, goos, c.pkg, dep))
+					}
+				}
+			}
+		}
+	}
+}
+
+// under reports whether the package dep is banned by b: b itself or a
+// package below it; a b that ends in "/" bans every path it begins.
+func under(dep, b string) bool {
+	if strings.HasSuffix(b, "/") {
+		return strings.HasPrefix(dep, b)
+	}
+	return dep == b || strings.HasPrefix(dep, b+"/")
+}
+
+// why names the packages of pkg's build that import dep directly.
+func why(t *testing.T, goos, pkg, dep string) string {
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, pkg)
+	cmd.Env = append(cmd.Environ(), "GOOS="+goos)
+	out, err := cmd.Output()
+	if err != nil {
+		return err.Error()
+	}
+	var by []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[min(1, len(f)):] {
+			if imp == dep {
+				by = append(by, f[0])
+			}
+		}
+	}
+	return "imported by " + strings.Join(by, ", ")
+}
