@@ -83,26 +83,59 @@ shell tool's flags are refused.
 Flags:
 `
 
-func mcpMain(args []string) int {
+// mcpFlags are corral mcp's flags.
+type mcpFlags struct {
+	fs               *flag.FlagSet
+	build            func() (*shell.Tool, error)
+	tf               *telemetryFlags
+	svc              *mcpServiceFlags
+	addr             *string
+	takeToken        func() (string, error)
+	idle, clientIdle *time.Duration
+	origins          stringList
+	legacyDir        string
+	verbose          *bool
+}
+
+func newMCPFlags() *mcpFlags {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), mcpUsage)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), sandboxHelp+telemetryHelp)
 	}
-	build := toolFlags(fs, "workdir")
-	tf := addTelemetryFlags(fs)
-	svcFlags := addMCPServiceFlags(fs)
-	addr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
-	takeToken := mcpTokenFlags(fs)
-	idle := fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
-	clientIdle := fs.Duration("client-idle", time.Minute, "with --http, close the session of a client that held an event stream and has had no connection open for this long (0: never)")
-	var origins stringList
-	fs.Var(&origins, "allow-origin", "with --http, let browsers call from `ORIGIN` (scheme://host[:port]) besides loopback ones (repeatable)")
-	var legacyDir string
-	fs.StringVar(&legacyDir, "dir", "", "older name of --workdir")
-	verbose := fs.Bool("v", false, "log to stderr")
-	if err := fs.Parse(args); err != nil {
+	f := &mcpFlags{fs: fs, build: toolFlags(fs, "workdir"), tf: addTelemetryFlags(fs), svc: addMCPServiceFlags(fs)}
+	f.addr = fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
+	f.takeToken = mcpTokenFlags(fs)
+	f.idle = fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
+	f.clientIdle = fs.Duration("client-idle", time.Minute, "with --http, close the session of a client that held an event stream and has had no connection open for this long (0: never)")
+	fs.Var(&f.origins, "allow-origin", "with --http, let browsers call from `ORIGIN` (scheme://host[:port]) besides loopback ones (repeatable)")
+	fs.StringVar(&f.legacyDir, "dir", "", "older name of --workdir")
+	f.verbose = fs.Bool("v", false, "log to stderr")
+	return f
+}
+
+// check refuses what the parsed flags cannot mean, and applies --dir.
+func (f *mcpFlags) check() error {
+	if f.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", f.fs.Arg(0))
+	}
+	if f.legacyDir != "" {
+		if err := f.fs.Set("workdir", f.legacyDir); err != nil {
+			return err
+		}
+	}
+	for _, o := range f.origins {
+		if _, err := mcpserver.ParseOrigin(o); err != nil {
+			return fmt.Errorf("--allow-origin: %w", err)
+		}
+	}
+	return nil
+}
+
+func mcpMain(args []string) int {
+	f := newMCPFlags()
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -112,36 +145,26 @@ func mcpMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "corral mcp:", err)
 		return exitCorralFailed
 	}
-	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if err := f.check(); err != nil {
+		return fail(err)
 	}
-	token, err := takeToken()
+	token, err := f.takeToken()
 	if err != nil {
 		return fail(err)
 	}
-	if legacyDir != "" {
-		if err := fs.Set("workdir", legacyDir); err != nil {
-			return fail(err)
-		}
-	}
-	for _, o := range origins {
-		if _, err := mcpserver.ParseOrigin(o); err != nil {
-			return fail(fmt.Errorf("--allow-origin: %w", err))
-		}
-	}
 	var logger *slog.Logger
-	if *verbose {
+	if *f.verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	cfg := mcpserver.Config{Version: version(), Logger: logger}
 	bound := 5 * time.Second // a service wait ends at once when its call does
-	base := tf.Start("mcp", version())
-	if svcFlags.url != "" {
-		if cfg.Service, err = svcFlags.service(fs); err != nil {
+	base := f.tf.Start("mcp", version())
+	if f.svc.url != "" {
+		if cfg.Service, err = f.svc.service(f.fs); err != nil {
 			return fail(err)
 		}
 	} else {
-		tool, err := build()
+		tool, err := f.build()
 		if err != nil {
 			return fail(err)
 		}
@@ -149,7 +172,7 @@ func mcpMain(args []string) int {
 		if err := checkSandbox(tool); err != nil {
 			return fail(err)
 		}
-		tool.Env = append(tool.Env, tf.Env()...)
+		tool.Env = append(tool.Env, f.tf.Env()...)
 		cfg.Tool, bound = tool, shutdownBound(tool)
 	}
 	srv, err := mcpserver.New(cfg)
@@ -159,33 +182,43 @@ func mcpMain(args []string) int {
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(base, stopSignals...)
 	defer stop()
-	if *addr == "" {
+	if *f.addr == "" {
 		if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
 			return fail(err)
 		}
 		return 0
 	}
-	if err := mcpserver.CheckListen(*addr, token); err != nil {
+	if err := f.serveHTTP(ctx, base, srv, token, bound); err != nil {
 		return fail(err)
 	}
-	ln, err := net.Listen("tcp", *addr)
+	return 0
+}
+
+// serveHTTP serves srv over streamable HTTP at --http until ctx ends, then
+// shuts it down within bound: connections stop being accepted while the
+// calls in flight are answered on the ones open; the server's Shutdown
+// then ends every session, which ends the event streams that keep
+// connections busy.
+func (f *mcpFlags) serveHTTP(ctx, base context.Context, srv *mcpserver.Server, token string, bound time.Duration) error {
+	if err := mcpserver.CheckListen(*f.addr, token); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *f.addr)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", withTelemetry(srv.Handler(mcpserver.HTTPOptions{Token: token, Idle: *idle, ClientIdle: clientIdleOption(*clientIdle), AllowOrigins: origins}), base))
+	opts := mcpserver.HTTPOptions{Token: token, Idle: *f.idle, ClientIdle: clientIdleOption(*f.clientIdle), AllowOrigins: f.origins}
+	mux.Handle("/mcp", withTelemetry(srv.Handler(opts), base))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fail(err)
+		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting connections while the calls in flight are answered
-	// on the ones open; the server's Shutdown then ends every session,
-	// which ends the event streams that keep connections busy.
 	sctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	closed := make(chan struct{})
@@ -196,7 +229,7 @@ func mcpMain(args []string) int {
 	case <-sctx.Done():
 		hs.Close()
 	}
-	return 0
+	return nil
 }
 
 // clientIdleOption maps the flag, where 0 means never, to the option,
