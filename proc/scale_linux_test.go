@@ -80,11 +80,15 @@ func TestThousandRunsHoldBoundedResources(t *testing.T) {
 			r.Close()
 			fds, gs := testutil.FDs()-fd0, runtime.NumGoroutine()-g0
 			t.Logf("%d runs: %d descriptors (%.2f a run), %d goroutines (%.2f a run)", n, fds, float64(fds)/float64(n), gs, float64(gs)/float64(n))
+			const shared = 4
 			if fds > n*fdsPerRun[tier] {
 				t.Errorf("%d runs hold %d descriptors: more than %d a run", n, fds, fdsPerRun[tier])
 			}
-			if gs > n*goroutinesPerRun {
-				t.Errorf("%d runs hold %d goroutines: more than %d a run", n, gs, goroutinesPerRun)
+			// The count is the process's: a goroutine of the package's own
+			// that comes and goes (the idle inits' check, the reaper's
+			// pass) may be in it, one per run may not.
+			if gs > n*goroutinesPerRun+shared {
+				t.Errorf("%d runs hold %d goroutines: more than %d a run (and %d shared)", n, gs, goroutinesPerRun, shared)
 			}
 			w.Close() // every cat reads EOF and exits: n runs end together
 			for _, p := range ps {
@@ -95,12 +99,17 @@ func TestThousandRunsHoldBoundedResources(t *testing.T) {
 			}
 			ps = nil
 			// An idle thread of the runtime stays, so the count now is the
-			// peak's: at most 64 runs held a thread at once, and the
-			// runtime's own (GOMAXPROCS, the poller, system calls) add few.
+			// peak's: at most 64 runs held a thread at once. The runtime
+			// adds its own: GOMAXPROCS, the poller, and one for each
+			// goroutine blocked in a system call while the others need a
+			// processor (a run's end reads /proc and removes its cgroup,
+			// which waits for the hierarchy's lock): a fraction of the
+			// runs at any moment, measured up to 104 in all on a loaded
+			// machine. A thread a run, as before the cap, is n.
 			th := threads(t) - th0
 			t.Logf("%d runs ending together added %d threads", n, th)
-			if th > 64+32 {
-				t.Errorf("%d runs ending together added %d threads, want at most 64 + 32", n, th)
+			if bound := 64 + n/5; th > bound {
+				t.Errorf("%d runs ending together added %d threads, want at most 64 + %d", n, th, n/5)
 			}
 			testutil.AssertNoTagged(t, tag, 5*time.Second)
 			testutil.AssertNoZombies(t, 5*time.Second)
