@@ -703,7 +703,7 @@ var guardian struct {
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 	guardian.once.Do(func() {
-		guardian.g, guardian.err = shim.StartGuardian(shimprog.Path(), root.Dir, cgroup.OwnerPrefix())
+		guardian.g, guardian.err = shim.StartGuardian(shimprog.Direct(), root.Dir, cgroup.OwnerPrefix())
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
 			return

@@ -173,10 +173,14 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	}
 	defer null.Close()
 	files := []uintptr{null.Fd(), null.Fd(), null.Fd(), shimEnd.Fd()}
+	prog := shimprog.Direct()
+	if a.cred != nil {
+		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
+	}
 	var pid int
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
-			pid, _, err := syscall.StartProcess(shimprog.Path(), []string{shim.Comm}, &syscall.ProcAttr{
+			pid, _, err := syscall.StartProcess(prog, []string{shim.Comm}, &syscall.ProcAttr{
 				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
 			return pid, err
 		})

@@ -115,7 +115,7 @@ func TestFleetWorkerHoldsAtMostDBMaxConnsUnderLoad(t *testing.T) {
 	deadline := time.Now().Add(4 * time.Minute)
 	for st := statuses(); st["succeeded"] != n; st = statuses() {
 		if time.Now().After(deadline) || st["failed"]+st["interrupted"] > 0 {
-			t.Fatalf("%d tasks: %v\n%s\n%s", n, st, f.workers[0].log(), f.workers[1].log())
+			t.Fatalf("%d tasks: %v\n%s\n%s\n%s", n, st, failures(t, admin), f.workers[0].log(), f.workers[1].log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -201,4 +201,20 @@ func checkNoLoss(t *testing.T, admin *pgxpool.Pool, submitted <-chan string) {
 	if seen != len(want) {
 		t.Errorf("%d executions recorded of %d submitted", seen, len(want))
 	}
+}
+
+// failures describes the executions that failed or were interrupted.
+func failures(t *testing.T, admin *pgxpool.Pool) string {
+	rows, err := admin.Query(context.Background(), `SELECT id, status, doc::text FROM corral_executions WHERE status IN ('failed', 'interrupted')`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, st, data string
+		rows.Scan(&id, &st, &data)
+		fmt.Fprintf(&b, "%s %s: %s\n", id, st, data)
+	}
+	return b.String()
 }

@@ -34,15 +34,26 @@ const module = "github.com/corralrun/corral"
 func Path() string { return path() }
 
 var path = sync.OnceValue(func() string {
+	if p := direct(); p != Self {
+		return hold(p)
+	}
+	return Self
+})
+
+// Direct returns the program to start a shim from that runs as this
+// process's own user: the companion by its path, or Self. Starting it by
+// the descriptor of Path under load, in new namespaces, failed now and
+// then with EACCES (about one start in a thousand in a burst of guarded
+// runs), by the path never; Path is for an init of another user, who may
+// have no right to the directories on the way.
+func Direct() string { return direct() }
+
+var direct = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return Self
 	}
-	companion := filepath.Join(filepath.Dir(exe), Name)
-	if choose(companion) == Self {
-		return Self
-	}
-	return hold(companion)
+	return choose(filepath.Join(filepath.Dir(exe), Name))
 })
 
 // hold opens companion for good and returns the path of its descriptor,
