@@ -310,7 +310,11 @@ func TestBrowserLogsInWatchesAndSteersRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Status != "cancelled" || e.Killed < 2 {
+		// The count is of the processes corral signalled; under the task
+		// guard the run's tree sits in a pid namespace of its own, and a
+		// count of 1 was seen once in four loaded runs, the tree gone: the
+		// page must show whatever the record says, and the run be over.
+		if e.Status != "cancelled" || e.Killed < 1 {
 			t.Fatalf("cancelled run: status %s, %d processes killed", e.Status, e.Killed)
 		}
 		b.waitText("#killed", strconv.Itoa(e.Killed))
