@@ -54,8 +54,16 @@ var Commands = []string{"corral", "corral-serve", "corral-shim"}
 // mutation tags of a test binary, so that the programs carry its mutant),
 // and returns the path of corral.
 func BuildCorral(dir string, tags ...string) (string, error) {
+	// The calling test binary's mutation tags always go in: an explicit
+	// -tags replaces GOFLAGS' (.ci/mutations), and a mutant must be in the
+	// programs the tests run.
+	tags = append(MutationTags(), tags...)
 	for _, name := range Commands {
-		out, err := exec.Command("go", "build", "-tags", strings.Join(tags, ","), "-o", filepath.Join(dir, name), "github.com/corralrun/corral/cmd/"+name).CombinedOutput()
+		args := []string{"build", "-o", filepath.Join(dir, name)}
+		if len(tags) > 0 {
+			args = append(args, "-tags", strings.Join(tags, ","))
+		}
+		out, err := exec.Command("go", append(args, "github.com/corralrun/corral/cmd/"+name)...).CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
 		}
