@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,25 +189,47 @@ func escapeMatrix(t *testing.T, h *hiccups) {
 	}
 }
 
-// TestRunEndsWithWhatLeftTheGroup: under the process-group tier a daemon
-// leaves the group, and the run's init still holds it; the run is not over
-// until the init has killed it. When Run returns, nothing of the tree is
-// left: not after a while, at once.
+// TestRunEndsWithWhatLeftTheGroup: under the process-group tier daemons
+// leave the group, and the run's init still holds them; the run is not
+// over until the init has killed and reaped them. When Run returns, nothing
+// of the tree is left, not even a zombie: not after a while, at once. The
+// daemons' pids are looked up the moment Run returns (a stat each, some
+// microseconds), so that an init still killing them after the return is
+// seen however the machine schedules it.
 func TestRunEndsWithWhatLeftTheGroup(t *testing.T) {
+	const daemons = 20
 	for i := range 5 {
 		tag := testutil.Tag(t)
-		script := `setsid -f env -i bash -c 'exec 0<&- 1>&- 2>&-; exec -a TAG-daemon sleep 600'; sleep 0.2; echo ok`
+		pids := filepath.Join(t.TempDir(), "pids")
+		script := `: > PIDS
+for i in $(seq N); do setsid -f env -i bash -c 'echo $$ >> PIDS; exec 0<&- 1>&- 2>&-; exec -a TAG-daemon sleep 600'; done
+while [ "$(wc -l < PIDS)" -lt N ]; do sleep 0.01; done
+echo ok`
+		script = strings.NewReplacer("PIDS", pids, "TAG", tag, "N", strconv.Itoa(daemons)).Replace(script)
 		res, err := proc.Run(context.Background(), &proc.Spec{
-			Args:        []string{"bash", "-c", strings.ReplaceAll(script, "TAG", tag)},
+			Args:        []string{"bash", "-c", script},
 			Env:         []string{testutil.TagEnvVar(tag)},
 			Timeout:     exitsTimeout,
 			Containment: corral.ContainmentProcessGroup,
 		})
+		b, _ := os.ReadFile(pids)
+		var left []string
+		for _, pid := range strings.Fields(string(b)) {
+			if _, err := os.Stat("/proc/" + pid); err == nil {
+				left = append(left, pid)
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Containment != corral.ContainmentProcessGroup || string(res.Stdout.Text()) != "ok\n" {
 			t.Fatalf("containment %s, stdout %q", res.Containment, res.Stdout.Text())
+		}
+		if got := len(strings.Fields(string(b))); got != daemons {
+			t.Fatalf("run %d: %d daemons started, want %d", i, got, daemons)
+		}
+		if len(left) > 0 {
+			t.Fatalf("run %d: %d of the %d daemons still there (alive or unreaped) when Run returned: %v", i, len(left), daemons, left)
 		}
 		if left := testutil.Tagged(tag); len(left) > 0 {
 			t.Fatalf("run %d: %d processes of the tree alive when Run returned: %v", i, len(left), left)

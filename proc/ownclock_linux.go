@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -72,6 +73,10 @@ const maxLockedClocks = 64
 // lockedClocks holds a token for each locked clock.
 var lockedClocks = make(chan struct{}, maxLockedClocks)
 
+// lockedNow counts the clocks locked now, and lockedPeak the most there
+// were at once: what the bound holds, read by its test.
+var lockedNow, lockedPeak atomic.Int64
+
 // lock keeps the calling goroutine on its thread until unlock, and takes a
 // first sample; past maxLockedClocks locked at once, it does nothing and
 // the clock stays the runtime's.
@@ -88,6 +93,12 @@ func (c *ownClock) lock() {
 	}
 	runtime.LockOSThread()
 	c.locked, c.tid = true, unix.Gettid()
+	for n := lockedNow.Add(1); ; {
+		peak := lockedPeak.Load()
+		if n <= peak || lockedPeak.CompareAndSwap(peak, n) {
+			break
+		}
+	}
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		fd = -1
@@ -110,6 +121,7 @@ func (c *ownClock) unlock() {
 	c.mu.Unlock()
 	runtime.UnlockOSThread()
 	c.locked = false
+	lockedNow.Add(-1)
 	select {
 	case <-lockedClocks:
 	default: // a mutant's clock past the bound

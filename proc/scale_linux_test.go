@@ -31,8 +31,8 @@ const goroutinesPerRun = 4
 // concurrent runs cost their supervisor: with 1,000 runs (100 on the tiers
 // that start an init per run) live at once, at most fdsPerRun descriptors
 // and goroutinesPerRun goroutines each; when all of them end together, at
-// most 64 threads more than before (a run ending holds a thread only up to
-// that bound); and afterwards no process, zombie, descriptor or goroutine
+// most 64 runs hold a thread of their own at once, and the process has
+// at most that many threads more than before (and the runtime's own); and afterwards no process, zombie, descriptor or goroutine
 // of theirs (goleak checks the goroutines when the package's tests end).
 func TestThousandRunsHoldBoundedResources(t *testing.T) {
 	for _, tier := range tiers(t) {
@@ -90,6 +90,7 @@ func TestThousandRunsHoldBoundedResources(t *testing.T) {
 			if gs > n*goroutinesPerRun+shared {
 				t.Errorf("%d runs hold %d goroutines: more than %d a run (and %d shared)", n, gs, goroutinesPerRun, shared)
 			}
+			proc.LockedClocksPeak()
 			w.Close() // every cat reads EOF and exits: n runs end together
 			for _, p := range ps {
 				res, err := p.Wait()
@@ -98,6 +99,13 @@ func TestThousandRunsHoldBoundedResources(t *testing.T) {
 				}
 			}
 			ps = nil
+			// The bound itself, counted where it is kept: it holds however
+			// the machine schedules the runs' ends.
+			peak := proc.LockedClocksPeak()
+			t.Logf("%d runs ending together: at most %d held a thread for corral's own clock at once", n, peak)
+			if peak > proc.MaxLockedClocks {
+				t.Errorf("%d runs ending together held %d threads for corral's own clock at once, want at most %d", n, peak, proc.MaxLockedClocks)
+			}
 			// An idle thread of the runtime stays, so the count now is the
 			// peak's: at most 64 runs held a thread at once. The runtime
 			// adds its own: GOMAXPROCS, the poller, and one for each
