@@ -95,6 +95,13 @@ func startService(t *testing.T) *service {
 	return s
 }
 
+// cancel cancels execution id through the service's API.
+func (s *service) cancel(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.api.Cancel(ctx, id)
+}
+
 // agent creates a shell agent.
 func (s *service) agent(a corral.Agent) {
 	s.t.Helper()
@@ -232,6 +239,10 @@ func TestServiceWaitEndsWhenTheClientCancels(t *testing.T) {
 			cs := s.connect(tr, nil)
 			var sub ExecutionView
 			callTool(t, cs, "submit_task", map[string]any{"agent": "sleeper", "input": "sleep 300"}, &sub, false)
+			// A wait the cancel did not end (the bug this test is for)
+			// ends with the run, before the connection's cleanup waits
+			// for its calls.
+			t.Cleanup(func() { s.cancel(sub.ID) })
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {

@@ -149,7 +149,9 @@ func TestFleetWorkerHoldsAtMostDBMaxConnsUnderLoad(t *testing.T) {
 // does a bound too small to work or one given without PostgreSQL.
 func TestServeRefusesADBMaxConnsTheServerCannotTake(t *testing.T) {
 	db := storetest.PostgresURL(t)
-	s := &served{t: t, tag: testutil.Tag(t)}
+	// A refusal comes at once; a serve that starts instead is killed
+	// after half a minute (and fails the check).
+	s := &served{t: t, tag: testutil.Tag(t), cliBound: 30 * time.Second}
 	for _, c := range []struct {
 		args []string
 		want string

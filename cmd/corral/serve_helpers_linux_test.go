@@ -22,6 +22,8 @@ type served struct {
 	token string
 	tag   string
 	c     *client.Client
+
+	cliBound time.Duration // how long cli lets a command run; 0: two minutes
 }
 
 // serveEnv is the environment of served processes and CLI commands.
@@ -54,7 +56,11 @@ func (s *served) cli(args ...string) (stdout, stderr string, code int) {
 	cmd.Env = serveEnv(s.tag, "CORRAL_ADDR="+s.addr, "CORRAL_DATA="+s.data)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	bound := 2 * time.Minute
+	if s.cliBound > 0 {
+		bound = s.cliBound
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	done := make(chan struct{})
 	go func() {

@@ -1,7 +1,8 @@
 // Command skipreport reads `go test -json` on its standard input and
 // prints what a person needs of it: each package's summary line, the
 // whole output of every test that failed, and a summary of the tests that
-// were skipped, counted by reason (the test's "SKIP: …" message). It exits
+// were skipped, counted by reason (the test's "SKIP: …" message), and the
+// slowest top-level tests, where a suite's time goes. It exits
 // 1 when a test or a package failed, and, with -strict, when a test was
 // skipped for a reason that no line of the -allowed file matches (a
 // regular expression per line; # starts a comment): CI has every tool a
@@ -28,7 +29,17 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on a test's pass or fail
 }
+
+// timed is a top-level test and how long it took.
+type timed struct {
+	name    string
+	seconds float64
+}
+
+// slowest is how many of the slowest top-level tests the report lists.
+const slowest = 12
 
 type key struct{ pkg, test string }
 
@@ -72,6 +83,7 @@ func report(in io.Reader, w io.Writer, strict bool, allow []*regexp.Regexp) int 
 	output := map[key]*strings.Builder{}
 	skipped := map[string][]string{} // reason → tests
 	failed := 0
+	var took []timed
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -97,6 +109,12 @@ func report(in io.Reader, w io.Writer, strict bool, allow []*regexp.Regexp) int 
 			if output[k].Len() < 1<<20 {
 				output[k].WriteString(e.Output)
 			}
+		case "fail", "pass":
+			if e.Test != "" && !strings.Contains(e.Test, "/") {
+				took = append(took, timed{e.Package + " " + e.Test, e.Elapsed})
+			}
+		}
+		switch e.Action {
 		case "fail":
 			if e.Test != "" {
 				failed++
@@ -117,6 +135,13 @@ func report(in io.Reader, w io.Writer, strict bool, allow []*regexp.Regexp) int 
 			fmt.Fprint(w, e.Output)
 		case "build-fail":
 			failed++
+		}
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i].seconds > took[j].seconds })
+	if len(took) > 0 {
+		fmt.Fprintf(w, "\nslowest tests:\n")
+		for _, t := range took[:min(slowest, len(took))] {
+			fmt.Fprintf(w, "  %7.1f s  %s\n", t.seconds, t.name)
 		}
 	}
 	return summarize(w, skipped, failed, strict, allow)
