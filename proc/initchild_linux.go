@@ -49,6 +49,7 @@ type initChild struct {
 	status   exitStatus    // set before exit is closed
 	alone    atomic.Bool   // nothing else of the tree was left when it exited
 	settled  time.Duration // finish's wait for the init to kill what was left
+	kernel   func(func())  // makes a call the kernel may block (see kernelTimer)
 	reader   chan struct{} // closed when the control reader is done
 	stopOnce sync.Once
 }

@@ -204,6 +204,9 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	// init or building a sandbox came before.
 	p.start = time.Now()
 	p.child = c
+	if k, ok := c.(kernelTimer); ok {
+		k.timeKernelBy(p.clock.kernel)
+	}
 	p.res = Result{
 		Pid:             c.handle().Pid,
 		ExitCode:        -1,
@@ -731,6 +734,15 @@ func (p *Process) finish() {
 	p.tl.Returned = p.clock.event(over, credit)
 	p.res.Timeline = p.tl
 	p.tr.end(&p.res, p.err)
+}
+
+// kernelTimer is a child whose finish makes calls that the kernel may
+// block on others' behalf (a sandbox's private /tmp removed while the
+// kernel takes the sandbox's mounts down, under a lock every namespace of
+// the machine contends for): it makes them through kernel, which credits
+// the time they were blocked to the machine, as for the tree's reads.
+type kernelTimer interface {
+	timeKernelBy(kernel func(func()))
 }
 
 // othersWaiter is a child that, in finish, waited for other processes to
