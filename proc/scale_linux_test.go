@@ -145,3 +145,56 @@ func threads(t *testing.T) int {
 	t.Fatal("no Threads: in /proc/self/status")
 	return 0
 }
+
+// TestEndingRunsHoldAtMostMaxLockedClocks proves the bound on the threads
+// that ending runs keep for corral's own clock, whatever the machine's
+// load: 200 runs end together, and each stays in its end for its drain
+// (a background job holds its output open), so that all 200 are ending at
+// once; at most MaxLockedClocks of them may hold a thread.
+func TestEndingRunsHoldAtMostMaxLockedClocks(t *testing.T) {
+	const n = 200
+	tier := tiers(t)[0]
+	if err := proc.CheckCapacity(2*n, tier); err != nil {
+		t.Skip(err)
+	}
+	tag := testutil.Tag(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ps := make([]*proc.Process, 0, n)
+	defer func() {
+		for _, p := range ps {
+			p.Stop()
+			p.Wait()
+		}
+	}()
+	for range n {
+		p, err := proc.Start(context.Background(), &proc.Spec{
+			Args: []string{"bash", "-c", "sleep 600 & exec cat"}, Stdin: r, Env: []string{testutil.TagEnvVar(tag)},
+			Containment: tier, Drain: 3 * time.Second, MaxOutput: 1024,
+		})
+		if err != nil {
+			t.Fatalf("run %d: %v", len(ps), err)
+		}
+		ps = append(ps, p)
+	}
+	r.Close()
+	testutil.WaitFor(t, time.Minute, "every run's cat and background job", func() bool { return len(testutil.Tagged(tag)) >= 2*n })
+	proc.LockedClocksPeak()
+	w.Close() // every cat exits; each run drains what its job holds open
+	for _, p := range ps {
+		if res, err := p.Wait(); err != nil || res.ExitCode != 0 {
+			t.Fatalf("run: %v, exit %d", err, res.ExitCode)
+		}
+	}
+	ps = nil
+	peak := proc.LockedClocksPeak()
+	t.Logf("%d runs ending together, each for its drain: at most %d held a thread for corral's own clock at once", n, peak)
+	if peak > proc.MaxLockedClocks {
+		t.Errorf("%d runs held a thread for corral's own clock at once, want at most %d", peak, proc.MaxLockedClocks)
+	}
+	testutil.AssertNoTagged(t, tag, 10*time.Second)
+	testutil.AssertNoZombies(t, 5*time.Second)
+}

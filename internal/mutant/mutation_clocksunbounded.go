@@ -2,7 +2,7 @@
 
 // Mutant: every run that ends holds an OS thread for corral's own clock, however many end at once.
 // Guarantee: 3. bounded memory (threads)
-// Caught: ./proc TestThousandRunsHoldBoundedResources/cgroup
+// Caught: ./proc TestEndingRunsHoldAtMostMaxLockedClocks
 
 package mutant
 
