@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -27,14 +26,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/internal/otlpsink"
-	"github.com/corralrun/corral/internal/procfs"
 )
 
 func main() {
@@ -43,12 +40,12 @@ func main() {
 	baseline := flag.String("baseline", "", "a corral binary without telemetry, to compare with")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "corral-bench-otel-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
-	corral := build(dir, "corral", "./cmd/corral")
-	build(dir, "corral-otlp", "./cmd/corral-otlp")
+	corral := benchutil.Build(dir, "corral", "./cmd/corral")
+	benchutil.Build(dir, "corral-otlp", "./cmd/corral-otlp")
 	sink, err := otlpsink.New()
-	check(err)
+	benchutil.Check(err)
 	defer sink.Close()
 
 	configs := []config{{name: "telemetry off", bin: corral}}
@@ -56,7 +53,7 @@ func main() {
 		configs = append([]config{{name: "baseline (no telemetry)", bin: *baseline}}, configs...)
 	}
 	discard := filepath.Join(dir, "discard")
-	check(os.WriteFile(discard, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
+	benchutil.Check(os.WriteFile(discard, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
 	configs = append(configs,
 		config{name: "telemetry on, spans discarded", bin: corral, env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.HTTP, "CORRAL_OTLP_EXPORTER=" + discard}},
 		config{name: "telemetry on, OTLP/HTTP", bin: corral, env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.HTTP}},
@@ -90,13 +87,13 @@ func perCommand(configs []config, n int, dir string) {
 		cmd.Stderr = os.Stderr
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		check(err)
+		benchutil.Check(err)
 		c.cs, c.pid = cs, cmd.Process.Pid
 		defer cs.Close()
 		for range 20 { // warm up: the session, the exporter
 			call(ctx, cs)
 		}
-		c.cpu = -ownCPU(c.pid)
+		c.cpu = -benchutil.CPUWithExporter(c.pid)
 	}
 	for range n {
 		for i := range configs {
@@ -106,7 +103,7 @@ func perCommand(configs []config, n int, dir string) {
 		}
 	}
 	for i := range configs {
-		configs[i].cpu += ownCPU(configs[i].pid)
+		configs[i].cpu += benchutil.CPUWithExporter(configs[i].pid)
 	}
 	fmt.Printf("## run_command `true` in corral mcp (%d each, interleaved)\n", n)
 	fmt.Printf("wall: ms per command as the client sees it; cpu: ms of CPU per command in corral mcp itself and its exporter (not the commands' shells)\n")
@@ -114,45 +111,20 @@ func perCommand(configs []config, n int, dir string) {
 	var off, offCPU float64
 	for _, c := range configs {
 		if c.name == "telemetry off" {
-			off, offCPU = quantile(c.d, 0.5), perCmd(c.cpu, n)
+			off, offCPU = benchutil.Quantile(c.d, 0.5), perCmd(c.cpu, n)
 		}
 	}
 	for _, c := range configs {
-		med, cpu := quantile(c.d, 0.5), perCmd(c.cpu, n)
-		fmt.Printf("%-34s %8.3f %8.3f %8.3f %+8.1f%% %8.3f %+8.1f%%\n", c.name, med, quantile(c.d, 0.9), quantile(c.d, 0.99), 100*(med/off-1), cpu, 100*(cpu/offCPU-1))
+		med, cpu := benchutil.Quantile(c.d, 0.5), perCmd(c.cpu, n)
+		fmt.Printf("%-34s %8.3f %8.3f %8.3f %+8.1f%% %8.3f %+8.1f%%\n", c.name, med, benchutil.Quantile(c.d, 0.9), benchutil.Quantile(c.d, 0.99), 100*(med/off-1), cpu, 100*(cpu/offCPU-1))
 	}
 }
 
 func perCmd(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
 
-// ownCPU is the CPU time of pid itself (user and system, not its reaped
-// children) plus that of its children still running: the exporter.
-func ownCPU(pid int) time.Duration {
-	d := cpuOf(pid)
-	kids, _ := procfs.Children(pid)
-	for _, k := range kids {
-		if st, err := procfs.ReadStat(k); err == nil && (st.Comm == "corral-otlp" || st.Comm == "cat") {
-			d += cpuOf(k)
-		}
-	}
-	return d
-}
-
-// cpuOf reads utime and stime from /proc/PID/stat (clock ticks of 10 ms).
-func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
 func call(ctx context.Context, cs *mcp.ClientSession) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "true"}})
-	check(err)
+	benchutil.Check(err)
 	if res.IsError {
 		panic("run_command failed")
 	}
@@ -173,7 +145,7 @@ func startUp(baseline, corral string, n int) {
 			name string
 			d    []time.Duration
 		}{{"baseline corral " + args[0], base}, {"corral " + args[0], now}} {
-			fmt.Printf("%-44s %8.2f %8.2f %8.2f\n", r.name, quantile(r.d, 0.1), quantile(r.d, 0.5), quantile(r.d, 0.9))
+			fmt.Printf("%-44s %8.2f %8.2f %8.2f\n", r.name, benchutil.Quantile(r.d, 0.1), benchutil.Quantile(r.d, 0.5), benchutil.Quantile(r.d, 0.9))
 		}
 	}
 }
@@ -182,32 +154,10 @@ func timeRun(bin string, args []string) time.Duration {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = withoutOTEL(os.Environ())
 	start := time.Now()
-	check(cmd.Run())
+	benchutil.Check(cmd.Run())
 	return time.Since(start)
 }
 
 func withoutOTEL(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return len(kv) > 5 && kv[:5] == "OTEL_" })
-}
-
-func build(dir, name, pkg string) string {
-	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-		os.Exit(1)
-	}
-	return bin
-}
-
-func quantile(d []time.Duration, p float64) float64 {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000
-}
-
-func check(err error) {
-	if err != nil {
-		panic(err)
-	}
 }

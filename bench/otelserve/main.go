@@ -21,7 +21,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -31,16 +30,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/internal/otlpsink"
-	"github.com/corralrun/corral/internal/procfs"
 )
 
 func main() {
@@ -49,15 +47,15 @@ func main() {
 	batch := flag.Int("batch", 200, "tasks per throughput batch")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "corral-bench-otelserve-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
-	corral := build(dir, "corral", "./cmd/corral")
-	build(dir, "corral-otlp", "./cmd/corral-otlp")
+	corral := benchutil.Build(dir, "corral", "./cmd/corral")
+	benchutil.Build(dir, "corral-otlp", "./cmd/corral-otlp")
 	sink, err := otlpsink.New()
-	check(err)
+	benchutil.Check(err)
 	defer sink.Close()
 	discard := filepath.Join(dir, "discard")
-	check(os.WriteFile(discard, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
+	benchutil.Check(os.WriteFile(discard, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
 
 	configs := []*server{
 		{name: "telemetry off"},
@@ -76,18 +74,18 @@ func main() {
 	}
 	for range *n {
 		for _, s := range configs {
-			c0 := s.ownCPU()
+			c0 := benchutil.CPUWithExporter(s.cmd.Process.Pid)
 			lat, wall := s.one()
-			s.cpu += s.ownCPU() - c0
+			s.cpu += benchutil.CPUWithExporter(s.cmd.Process.Pid) - c0
 			s.tasks++
 			s.lat, s.wall = append(s.lat, lat), append(s.wall, wall)
 		}
 	}
 	for range *rounds {
 		for _, s := range configs {
-			c0 := s.ownCPU()
+			c0 := benchutil.CPUWithExporter(s.cmd.Process.Pid)
 			s.rates = append(s.rates, s.burst(*batch))
-			s.cpu += s.ownCPU() - c0
+			s.cpu += benchutil.CPUWithExporter(s.cmd.Process.Pid) - c0
 			s.tasks += *batch
 		}
 	}
@@ -96,9 +94,9 @@ func main() {
 	base := configs[0]
 	for _, s := range configs {
 		fmt.Printf("%-22s %12.2f / %6.2f ms %+6.1f%% %17.2f ms %+6.1f%% %9.1f %+6.1f%% %9.2f ms %+6.1f%%\n", s.name,
-			quantile(s.lat, 0.5), quantile(s.lat, 0.9), pct(quantile(s.lat, 0.5), quantile(base.lat, 0.5)),
-			quantile(s.wall, 0.5), pct(quantile(s.wall, 0.5), quantile(base.wall, 0.5)),
-			median(s.rates), pct(median(s.rates), median(base.rates)),
+			benchutil.Quantile(s.lat, 0.5), benchutil.Quantile(s.lat, 0.9), pct(benchutil.Quantile(s.lat, 0.5), benchutil.Quantile(base.lat, 0.5)),
+			benchutil.Quantile(s.wall, 0.5), pct(benchutil.Quantile(s.wall, 0.5), benchutil.Quantile(base.wall, 0.5)),
+			benchutil.Median(s.rates), pct(benchutil.Median(s.rates), benchutil.Median(base.rates)),
 			perTask(s), pct(perTask(s), perTask(base)))
 	}
 	time.Sleep(6 * time.Second) // the batch processor's delay: what is in flight arrives
@@ -120,14 +118,14 @@ type server struct {
 
 func (s *server) start(bin, data string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
+	benchutil.Check(err)
 	addr := ln.Addr().String()
 	ln.Close()
-	check(os.MkdirAll(data, 0o700))
+	benchutil.Check(os.MkdirAll(data, 0o700))
 	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data, "--insecure-no-auth")
 	s.cmd.Env = append(withoutOTEL(os.Environ()), s.env...)
 	s.cmd.Stderr = os.Stderr
-	check(s.cmd.Start())
+	benchutil.Check(s.cmd.Start())
 	s.c = client.New("http://"+addr, "")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
@@ -139,7 +137,7 @@ func (s *server) start(bin, data string) {
 		}
 	}
 	_, err = s.c.CreateAgent(context.Background(), &client.Agent{Name: "t", Kind: corral.KindShell, MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: 10000})
-	check(err)
+	benchutil.Check(err)
 }
 
 func (s *server) stop() {
@@ -152,7 +150,7 @@ func (s *server) stop() {
 func (s *server) one() (time.Duration, time.Duration) {
 	t0 := time.Now()
 	e, err := s.c.Submit(context.Background(), "t", "true", 0)
-	check(err)
+	benchutil.Check(err)
 	e = s.wait(e.ID)
 	return e.FinishedAt.Sub(e.CreatedAt), time.Since(t0)
 }
@@ -161,7 +159,7 @@ func (s *server) one() (time.Duration, time.Duration) {
 func (s *server) wait(id string) *client.Execution {
 	for {
 		e, err := s.c.Execution(context.Background(), id)
-		check(err)
+		benchutil.Check(err)
 		if e.Status.Terminal() {
 			if e.Status != corral.StatusSucceeded {
 				panic(fmt.Sprintf("task %s: %s %s", id, e.Status, e.Error))
@@ -181,7 +179,7 @@ func (s *server) burst(n int) float64 {
 		wg.Go(func() {
 			for i := w; i < n; i += 8 {
 				e, err := s.c.Submit(context.Background(), "t", "true", 0)
-				check(err)
+				benchutil.Check(err)
 				ids[i] = e.ID
 			}
 		})
@@ -200,32 +198,6 @@ func (s *server) burst(n int) float64 {
 	return float64(n) / last.Sub(first).Seconds()
 }
 
-// ownCPU is the CPU time of the service itself (user and system, not its
-// reaped children: the tasks) plus that of its exporter.
-func (s *server) ownCPU() time.Duration {
-	pid := s.cmd.Process.Pid
-	d := cpuOf(pid)
-	kids, _ := procfs.Children(pid)
-	for _, k := range kids {
-		if st, err := procfs.ReadStat(k); err == nil && (st.Comm == "corral-otlp" || st.Comm == "cat") {
-			d += cpuOf(k)
-		}
-	}
-	return d
-}
-
-// cpuOf reads utime and stime from /proc/PID/stat (clock ticks of 10 ms).
-func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
 func perTask(s *server) float64 { return float64(s.cpu.Microseconds()) / 1000 / float64(s.tasks) }
 
 func pct(v, base float64) float64 { return (v/base - 1) * 100 }
@@ -234,32 +206,4 @@ func withoutOTEL(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "CORRAL_") || strings.HasPrefix(kv, "TRACEPARENT=")
 	})
-}
-
-func build(dir, name, pkg string) string {
-	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-		os.Exit(1)
-	}
-	return bin
-}
-
-func quantile(d []time.Duration, p float64) float64 {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func check(err error) {
-	if err != nil {
-		panic(err)
-	}
 }

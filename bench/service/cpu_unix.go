@@ -5,6 +5,8 @@ package main
 import (
 	"syscall"
 	"time"
+
+	"github.com/corralrun/corral/bench/internal/benchutil"
 )
 
 // cpu returns the user and system time this process has used.
@@ -16,6 +18,6 @@ func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
 
 func rusage(who int) time.Duration {
 	var ru syscall.Rusage
-	check(syscall.Getrusage(who, &ru))
+	benchutil.Check(syscall.Getrusage(who, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store/sqlite"
 	"github.com/corralrun/corral/web"
@@ -28,31 +29,31 @@ import (
 // processes are not), as a share of one core.
 func runDashboards(ctx context.Context, n int, span time.Duration) {
 	dir, err := os.MkdirTemp("", "corral-dash-bench-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
-	check(err)
+	benchutil.Check(err)
 	defer st.Close()
 	svc, err := service.New(service.Config{Store: st, DataDir: dir})
-	check(err)
-	check(svc.Start(ctx))
+	benchutil.Check(err)
+	benchutil.Check(svc.Start(ctx))
 	defer svc.Close(ctx)
 	const token = "bench-token-0123456789"
 	ui, err := web.New(web.Config{Service: svc, Token: token})
-	check(err)
+	benchutil.Check(err)
 	h, err := api.New(api.Config{Service: svc, Token: token, UI: ui, SessionAuth: ui.SessionAuth})
-	check(err)
+	benchutil.Check(err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
 	for i := range 12 {
 		_, err := svc.CreateAgent(ctx, &corral.Agent{Name: fmt.Sprintf("agent-%02d", i), Kind: corral.KindShell, MaxParallelTasks: 2, Overflow: corral.OverflowQueue})
-		check(err)
+		benchutil.Check(err)
 	}
 	crons := []string{"@hourly", "*/5 * * * *", "0 9 * * 1-5", "@daily", "17 */2 * * *"}
 	for i := range 5000 {
 		_, err := svc.CreateSchedule(ctx, &corral.Schedule{Agent: fmt.Sprintf("agent-%02d", i%12), Cron: crons[i%len(crons)], Input: "true", Enabled: i%7 != 0})
-		check(err)
+		benchutil.Check(err)
 	}
 	fmt.Printf("live agent dashboards: 12 agents, 5,000 schedules, %d browsers on /ui/live/agents, %s per figure\n", n, span)
 

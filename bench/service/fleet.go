@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 	"github.com/corralrun/corral/store/postgres"
@@ -47,7 +48,7 @@ func runFleet(ctx context.Context, pgURL string, tasks, admissions int) {
 // its cleanup.
 func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func()) {
 	dir, err := os.MkdirTemp("", "corral-fleet-bench-")
-	check(err)
+	benchutil.Check(err)
 	var mu sync.Mutex
 	var opened []store.Store
 	keep := func(s store.Store) store.Store {
@@ -65,7 +66,7 @@ func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func(
 		path := filepath.Join(dir, "corral.db")
 		return func() store.Store {
 				s, err := sqlite.Open(ctx, sqlite.Options{Path: path})
-				check(err)
+				benchutil.Check(err)
 				return keep(s)
 			}, func() {
 				closeAll()
@@ -75,7 +76,7 @@ func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func(
 	u, drop := createDB(ctx, pgURL)
 	return func() store.Store {
 			s, err := postgres.Open(ctx, postgres.Options{URL: u})
-			check(err)
+			benchutil.Check(err)
 			return keep(s)
 		}, func() {
 			closeAll()
@@ -88,14 +89,14 @@ func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func(
 // and what drops it.
 func createDB(ctx context.Context, pgURL string) (string, func()) {
 	admin, err := pgx.Connect(ctx, pgURL)
-	check(err)
+	benchutil.Check(err)
 	var b [6]byte
 	rand.Read(b[:])
 	name := "corral_bench_" + hex.EncodeToString(b[:])
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
-	check(err)
+	benchutil.Check(err)
 	u, err := url.Parse(pgURL)
-	check(err)
+	benchutil.Check(err)
 	u.Path = "/" + name
 	return u.String(), func() {
 		admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
@@ -107,16 +108,16 @@ func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, ad
 	var svcs []*service.Service
 	for i := range workers {
 		dir, err := os.MkdirTemp("", "corral-fleet-worker-")
-		check(err)
+		benchutil.Check(err)
 		defer os.RemoveAll(dir)
 		svc, err := service.New(service.Config{Store: open(), DataDir: dir, WorkerID: fmt.Sprint("bench-w", i)})
-		check(err)
-		check(svc.Start(ctx))
+		benchutil.Check(err)
+		benchutil.Check(svc.Start(ctx))
 		defer svc.Close(ctx)
 		svcs = append(svcs, svc)
 	}
 	_, err := svcs[0].CreateAgent(ctx, &corral.Agent{Name: "e2e", Kind: corral.KindShell, MaxParallelTasks: 32, Overflow: corral.OverflowQueue, MaxBacklog: tasks + 10})
-	check(err)
+	benchutil.Check(err)
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	const submitters = 16
@@ -126,7 +127,7 @@ func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, ad
 			defer wg.Done()
 			for range tasks / submitters {
 				_, err := svcs[i%workers].Submit(ctx, service.Task{Agent: "e2e", Input: "true"})
-				check(err)
+				benchutil.Check(err)
 			}
 		}()
 	}
@@ -136,13 +137,13 @@ func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, ad
 	tps := float64(n) / time.Since(t0).Seconds()
 
 	_, err = svcs[0].CreateAgent(ctx, &corral.Agent{Name: "adm", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 10000})
-	check(err)
+	benchutil.Check(err)
 	var lat []time.Duration
 	tick := time.Now()
 	for i := range admissions {
 		t := time.Now()
 		_, err := svcs[i%workers].Submit(ctx, service.Task{Agent: "adm", Input: "true"})
-		check(err)
+		benchutil.Check(err)
 		lat = append(lat, time.Since(t))
 		tick = tick.Add(10 * time.Millisecond)
 		time.Sleep(time.Until(tick))

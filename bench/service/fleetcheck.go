@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/store/storetest"
 )
 
@@ -45,7 +46,7 @@ SELECT
 
 func startSampler(ctx context.Context, db string) *sampler {
 	conn, err := pgx.Connect(ctx, db)
-	check(err)
+	benchutil.Check(err)
 	sm := &sampler{done: make(chan sample, 1), stopc: make(chan struct{})}
 	go func() {
 		defer conn.Close(context.Background())
@@ -57,7 +58,7 @@ func startSampler(ctx context.Context, db string) *sampler {
 			var slots, runs, over int
 			if err := conn.QueryRow(ctx, sampleQuery).Scan(&by, &slots, &runs, &over); err == nil {
 				var m map[string]int
-				check(json.Unmarshal([]byte(by), &m))
+				benchutil.Check(json.Unmarshal([]byte(by), &m))
 				total := 0
 				for app, n := range m {
 					total += n
@@ -108,11 +109,11 @@ func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string) recordChec
 		want[id] = true
 	}
 	rows, err := admin.Query(ctx, `SELECT id, status, coalesce((doc->>'attempt')::int, 1) FROM corral_executions`)
-	check(err)
+	benchutil.Check(err)
 	for rows.Next() {
 		var id, status string
 		var attempt int
-		check(rows.Scan(&id, &status, &attempt))
+		benchutil.Check(rows.Scan(&id, &status, &attempt))
 		if !want[id] {
 			rc.extra++
 			continue
@@ -125,9 +126,9 @@ func checkRecords(ctx context.Context, admin *pgx.Conn, ids []string) recordChec
 			rc.retried++
 		}
 	}
-	check(rows.Err())
+	benchutil.Check(rows.Err())
 	rc.slots, err = storetest.CheckSlots(ctx, admin)
-	check(err)
+	benchutil.Check(err)
 	return rc
 }
 
@@ -256,9 +257,9 @@ func (fl *serveFleet) cpu(ctx context.Context, admin *pgx.Conn) cpuSnap {
 		s.tasks += kids
 	}
 	rows, err := admin.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'corral/%'`)
-	check(err)
+	benchutil.Check(err)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	check(err)
+	benchutil.Check(err)
 	for _, pid := range pids {
 		self, _ := procCPU(int(pid))
 		s.backends[int(pid)] = self

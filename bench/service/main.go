@@ -51,6 +51,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/api"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service"
@@ -89,8 +90,8 @@ func main() {
 	ctx := context.Background()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
-		check(err)
-		check(pprof.StartCPUProfile(f))
+		benchutil.Check(err)
+		benchutil.Check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
 	if *serveMode {
@@ -126,27 +127,27 @@ func main() {
 		return
 	}
 	dir, err := os.MkdirTemp("", "corral-bench-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
-	check(err)
+	benchutil.Check(err)
 	defer st.Close()
 
 	var relMu sync.Mutex
 	var releases []time.Duration
 	guard, err := service.ParseGuardMode(*taskGuard)
-	check(err)
+	benchutil.Check(err)
 	svc, err := service.New(service.Config{Store: st, DataDir: dir, Guard: guard, OnSlotReleased: func(_ string, d time.Duration) {
 		relMu.Lock()
 		releases = append(releases, d)
 		relMu.Unlock()
 	}})
-	check(err)
+	benchutil.Check(err)
 	guarded, why := svc.Guarded()
-	check(svc.Start(ctx))
+	benchutil.Check(svc.Start(ctx))
 	defer svc.Close(ctx)
 	h, err := api.New(api.Config{Service: svc})
-	check(err)
+	benchutil.Check(err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	c := client.New(srv.URL, "")
@@ -160,25 +161,25 @@ func main() {
 
 	// 1. Admission decision.
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "adm", Kind: corral.KindShell, Shell: "true", MaxParallelTasks: 10000})
-	check(err)
+	benchutil.Check(err)
 	_, err = st.DB().Exec(`CREATE TABLE bench_peer (id INTEGER PRIMARY KEY, v TEXT)`)
-	check(err)
+	benchutil.Check(err)
 	var submit, bare, roundTrip []time.Duration
 	// The agent's runs would start; keep them from competing: a reject
 	// agent at capacity takes the same transaction path (and the engine
 	// stays idle), so admissions are timed on a full agent and on an
 	// empty one alternately.
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "full", Kind: corral.KindShell, MaxParallelTasks: 1})
-	check(err)
+	benchutil.Check(err)
 	_, err = svc.Submit(ctx, service.Task{Agent: "full", Input: "sleep 3600"})
-	check(err)
+	benchutil.Check(err)
 	for i := range *admissions {
 		t0 := time.Now()
 		svc.Submit(ctx, service.Task{Agent: "full", Input: "true"}) // rejected: a full decision, recorded
 		submit = append(submit, time.Since(t0))
 		t0 = time.Now()
 		_, err := st.DB().Exec(`INSERT INTO bench_peer (v) VALUES (?)`, fmt.Sprint(i))
-		check(err)
+		benchutil.Check(err)
 		bare = append(bare, time.Since(t0))
 		if i%4 == 0 {
 			t0 = time.Now()
@@ -197,7 +198,7 @@ func main() {
 		for range n {
 			t0 := time.Now()
 			_, err := svc.Submit(ctx, service.Task{Agent: "adm", Input: "true"})
-			check(err)
+			benchutil.Check(err)
 			out = append(out, time.Since(t0))
 			tick = tick.Add(pace)
 			time.Sleep(time.Until(tick))
@@ -217,7 +218,7 @@ func main() {
 
 	// 2. End-to-end trivial tasks per second.
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "e2e", Kind: corral.KindShell, MaxParallelTasks: *parallel, Overflow: corral.OverflowQueue, MaxBacklog: *tasks + 10})
-	check(err)
+	benchutil.Check(err)
 	relMu.Lock()
 	releases = nil
 	relMu.Unlock()
@@ -231,7 +232,7 @@ func main() {
 			defer wg.Done()
 			for range per {
 				e, err := c.Submit(ctx, "e2e", "true", 0)
-				check(err)
+				benchutil.Check(err)
 				ids <- e.ID
 			}
 		}()
@@ -252,7 +253,7 @@ func main() {
 				defer wg.Done()
 				defer func() { <-sem }()
 				_, err := proc.Run(ctx, &proc.Spec{Args: []string{"bash", "-c", "true"}, Guard: g})
-				check(err)
+				benchutil.Check(err)
 			}()
 		}
 		wg.Wait()
@@ -272,17 +273,17 @@ func main() {
 	releases = nil
 	relMu.Unlock()
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "rel", Kind: corral.KindShell, MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: *releaseRuns + 10})
-	check(err)
+	benchutil.Check(err)
 	for range *releaseRuns {
 		_, err := svc.Submit(ctx, service.Task{Agent: "rel", Input: "sleep 0.01 & true"})
-		check(err)
+		benchutil.Check(err)
 	}
 	waitAll(ctx, svc, "rel", *releaseRuns)
 	var upd []time.Duration
 	for i := range *releaseRuns {
 		t0 := time.Now()
 		_, err := st.DB().Exec(`UPDATE bench_peer SET v = ? WHERE id = ?`, "x", i+1)
-		check(err)
+		benchutil.Check(err)
 		upd = append(upd, time.Since(t0))
 	}
 	relMu.Lock()
@@ -300,7 +301,7 @@ func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		acts, err := svc.Activity(ctx, 0)
-		check(err)
+		benchutil.Check(err)
 		for _, a := range acts {
 			if a.Agent == agent && a.Running == 0 && a.Queued == 0 {
 				if done := countDone(ctx, svc, agent); done < n {
@@ -320,7 +321,7 @@ func countDone(ctx context.Context, svc *service.Service, agent string) int {
 	n, cursor := 0, ""
 	for {
 		list, next, err := svc.Executions(ctx, service.ExecutionFilter{Agent: agent, Statuses: []corral.Status{corral.StatusSucceeded, corral.StatusFailed}, Limit: 1000, Cursor: cursor})
-		check(err)
+		benchutil.Check(err)
 		n += len(list)
 		if next == "" {
 			return n
@@ -344,11 +345,4 @@ func pct(d []time.Duration, p int) string {
 	slices.Sort(s)
 	i := min(len(s)-1, len(s)*p/100)
 	return s[i].Round(time.Microsecond).String()
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/service"
 	"github.com/corralrun/corral/store"
 )
@@ -28,7 +29,7 @@ import (
 // workers, measured in the same run.
 func runQueue(ctx context.Context, open func() store.Store, label string, n int) {
 	dir, err := os.MkdirTemp("", "corral-queue-bench-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	st := open()
 	var mu sync.Mutex
@@ -39,15 +40,15 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 		released[id] = now
 		mu.Unlock()
 	}})
-	check(err)
-	check(svc.Start(ctx))
+	benchutil.Check(err)
+	benchutil.Check(svc.Start(ctx))
 	defer svc.Close(ctx)
 	_, err = svc.CreateAgent(ctx, &corral.Agent{Name: "q", Kind: corral.KindShell, MaxParallelTasks: 4, Overflow: corral.OverflowQueue, MaxBacklog: n + 10})
-	check(err)
+	benchutil.Check(err)
 	t0, self0, kids0 := time.Now(), cpu(), childCPU()
 	for range n {
 		_, err := svc.Submit(ctx, service.Task{Agent: "q", Input: "true"})
-		check(err)
+		benchutil.Check(err)
 	}
 	waitAll(ctx, svc, "q", n)
 	elapsed := time.Since(t0)
@@ -58,7 +59,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 	cursor := ""
 	for {
 		list, next, err := svc.Executions(ctx, service.ExecutionFilter{Agent: "q", Limit: 1000, Cursor: cursor})
-		check(err)
+		benchutil.Check(err)
 		all = append(all, list...)
 		if next == "" {
 			break
@@ -97,17 +98,17 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 // workers, from the insert to the last completion.
 func riverRaw(ctx context.Context, n int) float64 {
 	dir, err := os.MkdirTemp("", "corral-river-bench-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "river.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-	check(err)
+	benchutil.Check(err)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	driver := riversqlite.New(db)
 	mig, err := rivermigrate.New(driver, nil)
-	check(err)
+	benchutil.Check(err)
 	_, err = mig.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	check(err)
+	benchutil.Check(err)
 	done := make(chan struct{}, n)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[noopArgs]) error {
@@ -116,8 +117,8 @@ func riverRaw(ctx context.Context, n int) float64 {
 	}))
 	c, err := river.NewClient(driver, &river.Config{Workers: workers, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
 		FetchCooldown: 5 * time.Millisecond, FetchPollInterval: 200 * time.Millisecond})
-	check(err)
-	check(c.Start(ctx))
+	benchutil.Check(err)
+	benchutil.Check(c.Start(ctx))
 	defer c.Stop(ctx)
 	params := make([]river.InsertManyParams, n)
 	for i := range params {
@@ -125,7 +126,7 @@ func riverRaw(ctx context.Context, n int) float64 {
 	}
 	t0 := time.Now()
 	_, err = c.InsertManyFast(ctx, params)
-	check(err)
+	benchutil.Check(err)
 	for range n {
 		<-done
 	}
@@ -141,12 +142,12 @@ func (noopArgs) Kind() string { return "noop" }
 // the service's logs directory is.
 func createCost(dir string, n int) time.Duration {
 	d, err := os.MkdirTemp(dir, "create-cost-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(d)
 	c0 := cpu()
 	for i := range n {
 		f, err := os.OpenFile(filepath.Join(d, fmt.Sprintf("%06d.jsonl", i)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		check(err)
+		benchutil.Check(err)
 		f.Close()
 	}
 	return ((cpu() - c0) / time.Duration(n)).Round(time.Microsecond)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/store/storetest"
 )
@@ -35,7 +36,7 @@ func parseSizes(s string) []int {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			check(fmt.Errorf("-serve-workers %q: want counts of workers, such as 1,3,10", s))
+			benchutil.Check(fmt.Errorf("-serve-workers %q: want counts of workers, such as 1,3,10", s))
 		}
 		out = append(out, n)
 	}
@@ -111,12 +112,12 @@ func fleetRun(ctx context.Context, bin string, cfg serveFleetConfig, n int) *fle
 	for i := range cfg.agents {
 		_, err := c0.CreateAgent(ctx, &corral.Agent{Name: fmt.Sprintf("a%02d", i), Kind: corral.KindShell, MaxParallelTasks: cfg.slots,
 			Overflow: corral.OverflowQueue, MaxBacklog: cfg.tasks})
-		check(err)
+		benchutil.Check(err)
 	}
 	admin, err := pgx.Connect(ctx, db)
-	check(err)
+	benchutil.Check(err)
 	defer admin.Close(context.Background())
-	check(storetest.LogSlots(ctx, admin))
+	benchutil.Check(storetest.LogSlots(ctx, admin))
 	// What the fleet costs doing nothing (heartbeats, polls), before the
 	// load and once the start has settled.
 	time.Sleep(3 * time.Second)
@@ -166,7 +167,7 @@ func submitAll(ctx context.Context, fl *serveFleet, cfg serveFleetConfig) ([]str
 				t := time.Now()
 				e, err := c.Submit(ctx, agent, "true", 0)
 				d := time.Since(t)
-				check(err)
+				benchutil.Check(err)
 				mu.Lock()
 				ids, rt = append(ids, e.ID), append(rt, d)
 				mu.Unlock()
@@ -185,13 +186,13 @@ func waitTerminal(ctx context.Context, admin *pgx.Conn, n int) time.Time {
 		var last *time.Time
 		err := admin.QueryRow(ctx, `SELECT count(*), max((doc->>'finished_at')::timestamptz) FROM corral_executions
 			WHERE status NOT IN ('queued', 'waiting', 'running')`).Scan(&done, &last)
-		check(err)
+		benchutil.Check(err)
 		if done >= n && last != nil {
 			return *last
 		}
 		select {
 		case <-ctx.Done():
-			check(fmt.Errorf("%d of %d tasks terminal when the run's time ran out: %w", done, n, ctx.Err()))
+			benchutil.Check(fmt.Errorf("%d of %d tasks terminal when the run's time ran out: %w", done, n, ctx.Err()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

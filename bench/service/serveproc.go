@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/client"
 	"github.com/corralrun/corral/store/postgres"
 )
@@ -19,12 +20,12 @@ import (
 // buildCorral builds this module's corral into a temporary directory.
 func buildCorral() (string, func()) {
 	dir, err := os.MkdirTemp("", "corral-fleet-bin-")
-	check(err)
+	benchutil.Check(err)
 	bin := filepath.Join(dir, "corral")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/corralrun/corral/cmd/corral").CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
-		check(fmt.Errorf("go build corral: %v\n%s", err, out))
+		benchutil.Check(fmt.Errorf("go build corral: %v\n%s", err, out))
 	}
 	return bin, func() { os.RemoveAll(dir) }
 }
@@ -64,7 +65,7 @@ func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gom
 	}
 	for i := range n {
 		dir, err := os.MkdirTemp("", "corral-fleet-worker-")
-		check(err)
+		benchutil.Check(err)
 		w := &serveWorker{id: fmt.Sprintf("bench-w%d", i), data: dir, exited: make(chan struct{})}
 		args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--db", db, "--worker-id", w.id,
 			"--max-runs", fmt.Sprint(maxRuns), "--insecure-no-auth", "--shutdown-timeout", "5s", "--task-guard", guard}
@@ -86,8 +87,8 @@ func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gom
 
 func (w *serveWorker) start() {
 	pipe, err := w.cmd.StderrPipe()
-	check(err)
-	check(w.cmd.Start())
+	benchutil.Check(err)
+	benchutil.Check(w.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
@@ -115,9 +116,9 @@ func (w *serveWorker) waitListening(ctx context.Context) {
 		}
 		select {
 		case <-w.exited:
-			check(fmt.Errorf("worker %s exited before listening:\n%s", w.id, log))
+			benchutil.Check(fmt.Errorf("worker %s exited before listening:\n%s", w.id, log))
 		case <-ctx.Done():
-			check(fmt.Errorf("worker %s did not listen: %w\n%s", w.id, ctx.Err(), log))
+			benchutil.Check(fmt.Errorf("worker %s did not listen: %w\n%s", w.id, ctx.Err(), log))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -154,7 +155,7 @@ func (fl *serveFleet) dbBound() int {
 func (fl *serveFleet) metrics(ctx context.Context) (adm, rel histogram, finished int) {
 	for _, w := range fl.workers {
 		text, err := w.c.Metrics(ctx)
-		check(err)
+		benchutil.Check(err)
 		adm.add(text, "corral_admission_seconds")
 		rel.add(text, "corral_slot_release_seconds")
 		finished += sumCounter(text, "corral_executions_finished_total")

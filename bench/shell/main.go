@@ -44,6 +44,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/mcpserver"
 	"github.com/corralrun/corral/shell"
@@ -68,19 +69,19 @@ func main() {
 	fmt.Println("## per-command time of `true` (ms)")
 	fmt.Printf("%-44s %8s %8s %8s\n", "", "median", "p90", "p99")
 	sess, err := tool.NewSession(ctx)
-	check(err)
+	benchutil.Check(err)
 	report("corral session (shell.Session.Run)", measure(*n, func() {
 		res, err := sess.Run(ctx, shell.Request{Command: "true"})
-		check(err)
+		benchutil.Check(err)
 		must(res.ExitCode == 0, "true failed")
 	}))
 	report("corral one-shot (shell.Tool.Run)", measure(*n, func() {
 		res, err := tool.Run(ctx, shell.Request{Command: "true"})
-		check(err)
+		benchutil.Check(err)
 		must(res.ExitCode == 0, "true failed")
 	}))
 	report("reference: bash -c true via os/exec", measure(*n, func() {
-		check(exec.Command("bash", "-c", "true").Run())
+		benchutil.Check(exec.Command("bash", "-c", "true").Run())
 	}))
 	lb := newLongBash()
 	report("reference: long-lived bash + sentinel", measure(*n, func() { lb.run("true") }))
@@ -92,15 +93,15 @@ func main() {
 	var late []time.Duration
 	for i := 0; i < *timeouts; i++ {
 		_, err := sess.Run(ctx, shell.Request{Command: "cd /; export BENCH_KEEP=" + strconv.Itoa(i)})
-		check(err)
+		benchutil.Check(err)
 		const deadline = 500 * time.Millisecond
 		start := time.Now()
 		res, err := sess.Run(ctx, shell.Request{Command: "sleep 60", Timeout: deadline})
-		check(err)
+		benchutil.Check(err)
 		late = append(late, time.Since(start)-deadline)
 		must(res.TimedOut && !res.SessionRestarted, "timeout lost the session")
 		res, err = sess.Run(ctx, shell.Request{Command: "pwd; echo $BENCH_KEEP"})
-		check(err)
+		benchutil.Check(err)
 		must(res.Stdout == "/\n"+strconv.Itoa(i)+"\n", "state lost after timeout: "+res.Stdout)
 	}
 	report("corral session, 500 ms timeout", late)
@@ -113,14 +114,14 @@ func main() {
 	var kills, short []time.Duration
 	for i := 0; i < *early; i++ {
 		res, err := sess.Start(ctx, shell.Request{Command: "sleep 60"})
-		check(err)
+		benchutil.Check(err)
 		j, _ := sess.Job(res.JobID)
 		start := time.Now()
 		j.Kill()
 		kills = append(kills, time.Since(start))
 		start = time.Now()
 		_, err = sess.Run(ctx, shell.Request{Command: "sleep 60", Timeout: time.Duration(1+i%20) * time.Millisecond})
-		check(err)
+		benchutil.Check(err)
 		short = append(short, time.Since(start))
 	}
 	reportMax("job_kill right after a background start", kills)
@@ -165,14 +166,14 @@ func serve(serve func(ctx context.Context, in io.ReadCloser, out io.Writer)) (*m
 	go func() { defer close(done); serve(ctx, sr, sw); sw.Close() }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	check(err)
+	benchutil.Check(err)
 	return cs, func() { cs.Close(); cancel(); sr.Close(); <-done }
 }
 
 func corralStdio(tool *shell.Tool) func(context.Context, io.ReadCloser, io.Writer) {
 	return func(ctx context.Context, in io.ReadCloser, out io.Writer) {
 		srv, err := mcpserver.New(mcpserver.Config{Tool: tool})
-		check(err)
+		benchutil.Check(err)
 		srv.ServeStdio(ctx, in, out)
 	}
 }
@@ -189,7 +190,7 @@ func (nopCloser) Close() error { return nil }
 func pings(n int, server func(context.Context, io.ReadCloser, io.Writer)) []time.Duration {
 	cs, stop := serve(server)
 	defer stop()
-	return measure(n, func() { check(cs.Ping(context.Background(), nil)) })
+	return measure(n, func() { benchutil.Check(cs.Ping(context.Background(), nil)) })
 }
 
 func measure(n int, f func()) []time.Duration {
@@ -222,10 +223,10 @@ type longBash struct {
 func newLongBash() *longBash {
 	cmd := exec.Command("bash", "--noprofile", "--norc")
 	in, err := cmd.StdinPipe()
-	check(err)
+	benchutil.Check(err)
 	out, err := cmd.StdoutPipe()
-	check(err)
-	check(cmd.Start())
+	benchutil.Check(err)
+	benchutil.Check(cmd.Start())
 	return &longBash{cmd: cmd, in: in, out: bufio.NewReader(out)}
 }
 
@@ -236,7 +237,7 @@ func (l *longBash) run(c string) {
 	fmt.Fprintf(l.in, "%s </dev/null\nprintf '\\n%s %%d\\n' $?\n", c, s)
 	for {
 		line, err := l.out.ReadString('\n')
-		check(err)
+		benchutil.Check(err)
 		if strings.HasPrefix(line, s) {
 			return
 		}
@@ -251,21 +252,21 @@ func (l *longBash) close() {
 func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "corral-bench-")
-		check(err)
+		benchutil.Check(err)
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "corral")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/corral")
 		build.Stderr = os.Stderr
-		check(build.Run())
+		benchutil.Check(build.Run())
 	}
 	spill, err := os.MkdirTemp("", "corral-bench-spill-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(spill)
 	cmd := exec.Command(bin, "mcp", "--spill-dir", spill)
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	check(err)
+	benchutil.Check(err)
 	defer cs.Close()
 	start := time.Now()
 	args := map[string]any{"command": bigOutput}
@@ -273,16 +274,16 @@ func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 		args[k] = v
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: args})
-	check(err)
+	benchutil.Check(err)
 	took := time.Since(start)
 	b, _ := json.Marshal(res.StructuredContent)
 	var r struct {
 		StdoutBytes int64 `json:"stdout_bytes"`
 	}
-	check(json.Unmarshal(b, &r))
+	benchutil.Check(json.Unmarshal(b, &r))
 	must(r.StdoutBytes >= 200000000, "output did not go through")
 	hwm, err := procfs.Memory(cmd.Process.Pid, "VmHWM")
-	check(err)
+	benchutil.Check(err)
 	return hwm, took
 }
 
@@ -293,12 +294,12 @@ const bigOutput = "head -c 200000000 /dev/zero | tr '\\0' a; echo; echo end"
 // reference and returns its peak RSS and how long the command took.
 func keepAllReference() (int64, time.Duration) {
 	self, err := os.Executable()
-	check(err)
+	benchutil.Check(err)
 	out, err := exec.Command(self, "-keep-all").Output()
-	check(err)
+	benchutil.Check(err)
 	var hwm, ns int64
 	_, err = fmt.Sscan(string(out), &hwm, &ns)
-	check(err)
+	benchutil.Check(err)
 	return hwm, time.Duration(ns)
 }
 
@@ -308,19 +309,12 @@ func keepAllReference() (int64, time.Duration) {
 func keepAllOutput() {
 	start := time.Now()
 	out, err := exec.Command("bash", "-c", bigOutput).Output()
-	check(err)
+	benchutil.Check(err)
 	took := time.Since(start)
 	must(len(out) >= 200000000, "output did not come through")
 	hwm, err := procfs.Memory(0, "VmHWM")
-	check(err)
+	benchutil.Check(err)
 	fmt.Println(hwm, took.Nanoseconds())
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
 }
 
 func must(ok bool, msg string) {

@@ -40,6 +40,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/corralrun/corral/bench/internal/benchutil"
 )
 
 // row is one command line, with the wall and CPU times of its runs.
@@ -55,19 +57,19 @@ func main() {
 	before := flag.String("before", "", "another corral binary to measure beside this one (alone in its directory)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "corral-bench-startup-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	corral := buildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
 	dynamic := buildCorral(filepath.Join(dir, "cgo"))
 	alone := filepath.Join(dir, "alone", "corral")
-	check(os.Mkdir(filepath.Dir(alone), 0o755))
-	check(os.Link(corral, alone))
+	benchutil.Check(os.Mkdir(filepath.Dir(alone), 0o755))
+	benchutil.Check(os.Link(corral, alone))
 	ws := filepath.Join(dir, "ws")
-	check(os.Mkdir(ws, 0o755))
+	benchutil.Check(os.Mkdir(ws, 0o755))
 	gnu, err := exec.LookPath("timeout")
-	check(err)
+	benchutil.Check(err)
 
-	hello := &row{name: "a Go hello world", argv: []string{buildHello(dir)}}
+	hello := &row{name: "a Go hello world", argv: []string{benchutil.BuildHello(dir)}}
 	timeout := &row{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}}
 	rows := []*row{hello, timeout}
 	var bwrap *row
@@ -92,19 +94,19 @@ func main() {
 	add("corral alone", alone)
 	if *before != "" {
 		old := filepath.Join(dir, "before", "corral")
-		check(os.Mkdir(filepath.Dir(old), 0o755))
+		benchutil.Check(os.Mkdir(filepath.Dir(old), 0o755))
 		data, err := os.ReadFile(*before)
-		check(err)
-		check(os.WriteFile(old, data, 0o755))
+		benchutil.Check(err)
+		benchutil.Check(os.WriteFile(old, data, 0o755))
 		add("corral before", old)
 	}
 
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	check(err)
+	benchutil.Check(err)
 	for _, r := range rows { // warm the page cache
 		for range 5 {
 			_, _, err := runOnce(r.argv, null)
-			check(err)
+			benchutil.Check(err)
 		}
 	}
 	order := slices.Clone(rows)
@@ -115,7 +117,7 @@ func main() {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, r := range order {
 			wall, cpu, err := runOnce(r.argv, null)
-			check(err)
+			benchutil.Check(err)
 			r.wall, r.cpu = append(r.wall, wall), append(r.cpu, cpu)
 		}
 	}
@@ -126,10 +128,10 @@ func main() {
 		s := slices.Sorted(slices.Values(r.wall))
 		peer, ratio := "", ""
 		if r.peer != nil {
-			peer = fmt.Sprintf("%s (%s)", short(r.peer.name), ms(median(r.peer.wall)))
-			ratio = fmt.Sprintf("%.2f×", float64(median(r.wall))/float64(median(r.peer.wall)))
+			peer = fmt.Sprintf("%s (%s)", short(r.peer.name), benchutil.MS(benchutil.Median(r.peer.wall)))
+			ratio = fmt.Sprintf("%.2f×", float64(benchutil.Median(r.wall))/float64(benchutil.Median(r.peer.wall)))
 		}
-		fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", r.name, ms(s[len(s)/10]), ms(median(r.wall)), ms(s[len(s)*9/10]), ms(median(r.cpu)), peer, ratio)
+		fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", r.name, benchutil.MS(s[len(s)/10]), benchutil.MS(benchutil.Median(r.wall)), benchutil.MS(s[len(s)*9/10]), benchutil.MS(benchutil.Median(r.cpu)), peer, ratio)
 	}
 }
 
@@ -176,25 +178,12 @@ func reapStrays() {
 // buildCorral builds corral and its companions into dir, with env added
 // to the build's environment, and returns corral's path.
 func buildCorral(dir string, env ...string) string {
-	check(os.Mkdir(dir, 0o755))
+	benchutil.Check(os.Mkdir(dir, 0o755))
 	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim")
 	build.Env = append(os.Environ(), env...)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	check(build.Run())
+	benchutil.Check(build.Run())
 	return filepath.Join(dir, "corral")
-}
-
-// buildHello builds the smallest Go program, the floor of any Go start.
-func buildHello(dir string) string {
-	src := filepath.Join(dir, "hello")
-	check(os.MkdirAll(src, 0o755))
-	check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
-	bin := filepath.Join(dir, "hello-bin")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir, build.Stderr = src, os.Stderr
-	check(build.Run())
-	return bin
 }
 
 func short(name string) string {
@@ -204,18 +193,4 @@ func short(name string) string {
 	return strings.TrimSuffix(name, " /bin/true")
 }
 
-func median(d []time.Duration) time.Duration {
-	s := slices.Sorted(slices.Values(d))
-	return s[len(s)/2]
-}
-
 func dashes(n int) string { return strings.Repeat("-", n) }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/startup:", err)
-		os.Exit(1)
-	}
-}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/corralrun/corral/bench/internal/benchutil"
 )
 
 // runner is one command line, with the wall times of its runs.
@@ -40,7 +42,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated names of the rows to run (default: all)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "corral-bench-timeout-")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(dir)
 	corral := *bin
 	if corral == "" {
@@ -49,15 +51,15 @@ func main() {
 		// guardian corral timeout forks starts from it.
 		build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-shim")
 		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		check(build.Run())
+		benchutil.Check(build.Run())
 	}
 	corral, err = filepath.Abs(corral)
-	check(err)
+	benchutil.Check(err)
 	link := filepath.Join(dir, "timeout")
-	check(os.Symlink(corral, link))
+	benchutil.Check(os.Symlink(corral, link))
 	gnu, err := exec.LookPath("timeout")
-	check(err)
-	hello := buildHello(dir)
+	benchutil.Check(err)
+	hello := benchutil.BuildHello(dir)
 	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir, "CORRAL_SHIM_LEAF_PREFIX=none."}
 	runners := pick([]*runner{
 		{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}},
@@ -70,28 +72,28 @@ func main() {
 		{name: "a Go hello world", argv: []string{hello}},
 	}, *only)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	check(err)
+	benchutil.Check(err)
 	for _, r := range runners { // warm the page cache
 		for range 5 {
 			_, err := runOnce(r, null)
-			check(err)
+			benchutil.Check(err)
 		}
 	}
 	for range *n {
 		for _, r := range runners {
 			d, err := runOnce(r, null)
-			check(err)
+			benchutil.Check(err)
 			r.wall = append(r.wall, d)
 		}
 	}
-	base := median(runners[0].wall)
+	base := benchutil.Median(runners[0].wall)
 	fmt.Printf("%d runs of each, interleaved\n\n", *n)
 	fmt.Printf("| %-42s | %9s | %9s | %9s | %7s |\n", "command", "p10", "median", "p90", "ratio")
 	fmt.Printf("|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 44), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 9))
 	for _, r := range runners {
 		slices.Sort(r.wall)
-		m := median(r.wall)
-		fmt.Printf("| %-42s | %9s | %9s | %9s | %6.2f× |\n", r.name, ms(pct(r.wall, 10)), ms(m), ms(pct(r.wall, 90)), float64(m)/float64(base))
+		m := benchutil.Median(r.wall)
+		fmt.Printf("| %-42s | %9s | %9s | %9s | %6.2f× |\n", r.name, benchutil.MS(pct(r.wall, 10)), benchutil.MS(m), benchutil.MS(pct(r.wall, 90)), float64(m)/float64(base))
 	}
 }
 
@@ -121,19 +123,6 @@ func runOnce(r *runner, null *os.File) (time.Duration, error) {
 	return d, err
 }
 
-// buildHello builds the smallest Go program, the floor of any Go start.
-func buildHello(dir string) string {
-	src := filepath.Join(dir, "hello")
-	check(os.MkdirAll(src, 0o755))
-	check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
-	bin := filepath.Join(dir, "hello-bin")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir, build.Stderr = src, os.Stderr
-	check(build.Run())
-	return bin
-}
-
 func pick(all []*runner, only string) []*runner {
 	if only == "" {
 		return all
@@ -153,19 +142,4 @@ func pick(all []*runner, only string) []*runner {
 	return out
 }
 
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 func pct(sorted []time.Duration, p int) time.Duration { return sorted[len(sorted)*p/100] }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/timeout:", err)
-		os.Exit(1)
-	}
-}

@@ -1,0 +1,77 @@
+// Package benchutil holds the small helpers that the benchmark programs
+// under bench share: stopping on an error, building the binaries they
+// measure, and reducing a run's times to the figures they print.
+package benchutil
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Check returns if err is nil. Otherwise it prints "bench: " and the
+// error to standard error and ends the program with exit status 1.
+func Check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Build builds the Go package pkg (a path such as ./cmd/corral, relative
+// to the current directory) into the file name in dir with go build -o,
+// and returns that file's path. If the build fails, it prints the build's
+// output to standard error and ends the program with exit status 1.
+func Build(dir, name, pkg string) string {
+	bin := filepath.Join(dir, name)
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+		os.Exit(1)
+	}
+	return bin
+}
+
+// BuildHello builds the smallest Go program, one whose main does nothing,
+// and returns the path of its binary: the floor of any Go program's start.
+// Its source and binary are written under dir. If a step fails, it ends
+// the program as Check does.
+func BuildHello(dir string) string {
+	src := filepath.Join(dir, "hello")
+	Check(os.MkdirAll(src, 0o755))
+	Check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	Check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
+	bin := filepath.Join(dir, "hello-bin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = src, os.Stderr
+	Check(build.Run())
+	return bin
+}
+
+// Quantile returns the p quantile of d (p from 0 to 1) in milliseconds:
+// the element at index int(p*(len(d)-1)) of d sorted, so the lower of two
+// neighbours when the quantile falls between them, counted in whole
+// microseconds. It does not reorder d. d must not be empty.
+func Quantile(d []time.Duration, p float64) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000
+}
+
+// Median returns the element at index len(v)/2 of v sorted: the middle
+// one, or the upper of the two middle ones when len(v) is even. It does
+// not reorder v. v must not be empty.
+func Median[T cmp.Ordered](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// MS returns d as milliseconds with two decimals and the unit, such as
+// "1.25 ms", counted in whole microseconds (the nanoseconds below are
+// dropped before rounding).
+func MS(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
