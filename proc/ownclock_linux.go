@@ -109,6 +109,9 @@ func (c *ownClock) lock() {
 	c.sample()
 }
 
+// running reports whether the clock is locked.
+func (c *ownClock) running() bool { return c.locked }
+
 func (c *ownClock) unlock() {
 	if !c.locked {
 		return
@@ -160,12 +163,12 @@ func (c *ownClock) sample() {
 // since due that was not corral's own either (waits for other processes to
 // end, other threads' waits for a CPU while they did corral's work).
 func (c *ownClock) event(due time.Time, credit time.Duration) Event {
-	tid, w := c.read()
 	now := time.Now()
 	ev := Event{At: now}
 	if due.IsZero() || !now.After(due) {
 		return ev
 	}
+	tid, w := c.read()
 	// The latest sample taken no later than due, on this thread: the
 	// thread's run-queue wait since then is at least its wait since due
 	// (it was asleep in between, or working before due).

@@ -16,6 +16,7 @@ type threadsWait struct{}
 
 func (c *ownClock) lock()                                  {}
 func (c *ownClock) unlock()                                {}
+func (c *ownClock) running() bool                          { return false }
 func (c *ownClock) poke()                                  {}
 func (c *ownClock) sample()                                {}
 func (c *ownClock) kernel(fn func())                       { fn() }

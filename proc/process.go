@@ -282,13 +282,27 @@ func (p *Process) Output() (stdout, stderr corral.Output) {
 // running corral takes.
 const clockLead = time.Second
 
-// lockClock starts corral's own clock: the supervising goroutine keeps its
-// thread from now on, and Stop or the context's end wake its waits.
+// lockClock starts corral's own clock, if it is not running yet: the
+// supervising goroutine keeps its thread from now on, and Stop or the
+// context's end wake its waits.
 func (p *Process) lockClock() {
 	p.clock.lock()
 	if p.unpoked == nil {
 		p.unpoked = context.AfterFunc(p.ctx, p.clock.poke)
 	}
+}
+
+// lockClockFrom starts corral's own clock for an action due at due, and
+// returns when it is due by that clock: due, if the clock was running
+// then; else now, when the action was found due (the leftovers of a main
+// process that exited, seen once its output was drained): the clock
+// cannot tell the machine's waits from before it ran.
+func (p *Process) lockClockFrom(due time.Time) time.Time {
+	if p.clock.running() {
+		return due
+	}
+	p.lockClock()
+	return latest(due, time.Now())
 }
 
 func (p *Process) supervise(in *stdinCopier) {
@@ -309,7 +323,11 @@ func (p *Process) supervise(in *stdinCopier) {
 	}
 	select {
 	case <-p.child.exited():
-		p.lockClock()
+		// The clock is locked once there is something to wait for or
+		// to end (see afterExit): most runs end with their main process
+		// and their pipes, and a locked thread costs them a fifth of
+		// their spawn's time (handing the runtime's processor between
+		// threads).
 		p.tl.Begin = p.clock.event(time.Time{}, 0)
 		p.afterExit(due)
 	case <-early:
@@ -423,6 +441,7 @@ func (p *Process) afterExit(due time.Time) {
 	switch p.spec.Leftovers {
 	case corral.LeftoversWait:
 		if !p.waitLeftovers(due) {
+			p.lockClock()
 			p.drain(p.escalate(time.Now()))
 			return
 		}
@@ -437,7 +456,7 @@ func (p *Process) afterExit(due time.Time) {
 		p.drain(drainEnd)
 		if !mutant.TreeCheckSkipped && p.child.alive() > 0 {
 			// The pipes are closed by now; the kill needs no second drain.
-			p.escalate(p.tl.Drained.At)
+			p.escalate(p.lockClockFrom(p.tl.Drained.At))
 		}
 	}
 }
@@ -655,9 +674,26 @@ func (p *Process) addKilled(keys []procKey) {
 // without those threads' waits for a CPU.
 func (p *Process) drain(deadline time.Time) {
 	due := deadline
+	if left := time.Until(deadline) - clockLead; left > 0 && !p.clock.running() {
+		// Most pipes end with the main process: wait for them on the
+		// runtime's timer, and lock the clock only for the deadline's
+		// last stretch, as for a run's timeout.
+		t := time.NewTimer(left)
+		p.waitStreams(t.C)
+		t.Stop()
+	}
 	for !p.streamsDone() {
 		left := time.Until(deadline)
-		if left <= 0 || !p.clock.nap(left, nil, true) {
+		if left <= 0 {
+			break
+		}
+		if !p.clock.running() {
+			p.lockClock()
+			if p.streamsDone() {
+				break // a reader that ended before the clock ran could not wake it
+			}
+		}
+		if !p.clock.nap(left, nil, true) {
 			break // the deadline, or no clock of its own: the readers' deadline
 		}
 	}
@@ -679,6 +715,17 @@ func (p *Process) drain(deadline time.Time) {
 	// Due at the deadline, or once the tree was gone if that came later
 	// (a killed tree the machine was slow to end).
 	p.tl.Drained = p.clock.event(latest(due, p.tl.Gone.At), p.clock.since(handoff))
+}
+
+// waitStreams waits until every stream is at EOF or stop fires.
+func (p *Process) waitStreams(stop <-chan time.Time) {
+	for _, s := range p.streams {
+		select {
+		case <-s.done:
+		case <-stop:
+			return
+		}
+	}
 }
 
 func (p *Process) streamsDone() bool {

@@ -229,7 +229,8 @@ func (l *Leaf) ReleaseFD() {
 // Procs returns the pids of the live processes in the leaf. Zombies are not
 // listed: the kernel removes a process from its cgroup when it exits.
 func (l *Leaf) Procs() ([]int, error) {
-	b, err := os.ReadFile(filepath.Join(l.Path, "cgroup.procs"))
+	var buf [512]byte
+	b, err := procfs.ReadFile(l.Path+"/cgroup.procs", buf[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +246,8 @@ func (l *Leaf) Procs() ([]int, error) {
 // Populated reports whether any live process is in the leaf. A leaf whose
 // processes are all zombies is not populated.
 func (l *Leaf) Populated() (bool, error) {
-	b, err := os.ReadFile(filepath.Join(l.Path, "cgroup.events"))
+	var buf [256]byte
+	b, err := procfs.ReadFile(l.Path+"/cgroup.events", buf[:0])
 	if err != nil {
 		return false, err
 	}
@@ -337,7 +339,7 @@ func (l *Leaf) Close() error {
 func (l *Leaf) Remove() error {
 	var err error
 	for i := 0; i < 50; i++ {
-		err = os.Remove(l.Path)
+		err = unix.Rmdir(l.Path) // a directory: os.Remove would try unlink first
 		if err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}

@@ -59,24 +59,48 @@ func children(pid, threads int, buf *[]byte, out []int) ([]int, error) {
 
 // readAll reads a /proc file of any length, growing *buf as needed.
 func readAll(path string, buf *[]byte) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	b, err := ReadFile(path, (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
-	n := 0
+	*buf = b[:cap(b)]
+	return b, nil
+}
+
+// ReadFile appends the whole of the kernel file at path (a /proc or cgroup
+// file, of any length) to buf and returns it. It makes only the open, read
+// and close system calls, none of os.File's: such files are read many
+// times a run, and the runtime's poller cannot wait on them anyway.
+func ReadFile(path string, buf []byte) ([]byte, error) {
+	var fd int
+	var err error
 	for {
-		if n == len(*buf) {
-			*buf = append(*buf, make([]byte, len(*buf))...)
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != unix.EINTR {
+			break
 		}
-		m, err := unix.Read(fd, (*buf)[n:])
+	}
+	if err != nil {
+		return buf, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 512)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return buf, &os.PathError{Op: "read", Path: path, Err: err}
 		}
-		if m == 0 {
-			return (*buf)[:n], nil
+		if n == 0 {
+			return buf, nil
 		}
-		n += m
+		buf = buf[:len(buf)+n]
 	}
 }
 

@@ -20,8 +20,6 @@ package reaper
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -389,24 +387,7 @@ func childPidsFast() ([]int, error) {
 // supervisor of ten thousand runs has a list of some 60 kB under one
 // thread, and a list cut short would miss an orphan.
 func readChildren(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) || err == nil && n == 0 {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
+	return procfs.ReadFile(path, buf)
 }
 
 func appendPids(out []int, list []byte) []int {
