@@ -44,6 +44,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/mcpserver"
@@ -75,6 +76,25 @@ func main() {
 		benchutil.Check(err)
 		must(res.ExitCode == 0, "true failed")
 	}))
+	// A workspace outside /tmp, which the sandbox gives a private one.
+	cache, err := os.UserCacheDir()
+	benchutil.Check(err)
+	benchutil.Check(os.MkdirAll(cache, 0o700))
+	ws, err := os.MkdirTemp(cache, "corral-bench-shell-")
+	benchutil.Check(err)
+	defer os.RemoveAll(ws)
+	boxed := &shell.Tool{Dir: ws, Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}
+	defer boxed.Close()
+	if bsess, err := boxed.NewSession(ctx); err != nil {
+		fmt.Printf("%-44s %s\n", "corral session, sandbox workspace", "not measured: "+err.Error())
+	} else {
+		report("corral session, sandbox workspace", measure(*n, func() {
+			res, err := bsess.Run(ctx, shell.Request{Command: "true"})
+			benchutil.Check(err)
+			must(res.ExitCode == 0, "true failed")
+		}))
+		bsess.Close()
+	}
 	report("corral one-shot (shell.Tool.Run)", measure(*n, func() {
 		res, err := tool.Run(ctx, shell.Request{Command: "true"})
 		benchutil.Check(err)
