@@ -49,8 +49,7 @@ func main() {
 	dir, err := os.MkdirTemp("", "corral-bench-otelserve-")
 	benchutil.Check(err)
 	defer os.RemoveAll(dir)
-	corral := benchutil.Build(dir, "corral", "./cmd/corral")
-	benchutil.Build(dir, "corral-otlp", "./cmd/corral-otlp")
+	corral := benchutil.BuildCorral(dir) // corral-mcp, corral-serve and corral-otlp beside it
 	sink, err := otlpsink.New()
 	benchutil.Check(err)
 	defer sink.Close()

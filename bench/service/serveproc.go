@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,17 +16,12 @@ import (
 	"github.com/corralrun/corral/store/postgres"
 )
 
-// buildCorral builds this module's corral into a temporary directory.
+// buildCorral builds this module's corral, with its companions beside it
+// (corral serve runs corral-serve), into a temporary directory.
 func buildCorral() (string, func()) {
 	dir, err := os.MkdirTemp("", "corral-fleet-bin-")
 	benchutil.Check(err)
-	bin := filepath.Join(dir, "corral")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/corralrun/corral/cmd/corral").CombinedOutput()
-	if err != nil {
-		os.RemoveAll(dir)
-		benchutil.Check(fmt.Errorf("go build corral: %v\n%s", err, out))
-	}
-	return bin, func() { os.RemoveAll(dir) }
+	return benchutil.BuildCorral(dir), func() { os.RemoveAll(dir) }
 }
 
 // serveWorker is one corral serve process of a benchmark.

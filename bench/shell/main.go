@@ -36,7 +36,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,10 +273,7 @@ func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 		dir, err := os.MkdirTemp("", "corral-bench-")
 		benchutil.Check(err)
 		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "corral")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/corral")
-		build.Stderr = os.Stderr
-		benchutil.Check(build.Run())
+		bin = benchutil.BuildCorral(dir) // corral mcp runs corral-mcp, beside corral
 	}
 	spill, err := os.MkdirTemp("", "corral-bench-spill-")
 	benchutil.Check(err)

@@ -16,7 +16,7 @@
 // the reaped process used (its own and its waited children's, not a
 // helper that outlives it, such as the cgroup tier's guardian).
 //
-// corral is built with its companions (corral-serve, corral-shim) beside
+// corral is built with its companions (corral-mcp, corral-serve, corral-shim) beside
 // it, as CGO_ENABLED=0 go install ./cmd/... installs them (README); the
 // "cgo build" rows are the same source built with cgo on (the default
 // where a C compiler is installed: net and os/user then link libc, and
@@ -59,8 +59,8 @@ func main() {
 	dir, err := os.MkdirTemp("", "corral-bench-startup-")
 	benchutil.Check(err)
 	defer os.RemoveAll(dir)
-	corral := buildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
-	dynamic := buildCorral(filepath.Join(dir, "cgo"))
+	corral := benchutil.BuildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
+	dynamic := benchutil.BuildCorral(filepath.Join(dir, "cgo"))
 	alone := filepath.Join(dir, "alone", "corral")
 	benchutil.Check(os.Mkdir(filepath.Dir(alone), 0o755))
 	benchutil.Check(os.Link(corral, alone))
@@ -173,17 +173,6 @@ func reapStrays() {
 			return
 		}
 	}
-}
-
-// buildCorral builds corral and its companions into dir, with env added
-// to the build's environment, and returns corral's path.
-func buildCorral(dir string, env ...string) string {
-	benchutil.Check(os.Mkdir(dir, 0o755))
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim")
-	build.Env = append(os.Environ(), env...)
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	benchutil.Check(build.Run())
-	return filepath.Join(dir, "corral")
 }
 
 func short(name string) string {

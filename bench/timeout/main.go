@@ -46,12 +46,9 @@ func main() {
 	defer os.RemoveAll(dir)
 	corral := *bin
 	if corral == "" {
-		corral = filepath.Join(dir, "corral")
 		// corral-shim beside it, as go install ./cmd/... puts it: the
 		// guardian corral timeout forks starts from it.
-		build := exec.Command("go", "build", "-o", dir+"/", "./cmd/corral", "./cmd/corral-shim")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		benchutil.Check(build.Run())
+		corral = benchutil.BuildCorral(dir)
 	}
 	corral, err = filepath.Abs(corral)
 	benchutil.Check(err)

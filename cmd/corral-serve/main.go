@@ -20,7 +20,7 @@ var serveCommand func(args []string) int
 func register(name, summary string, run func(args []string) int) { serveCommand = run }
 
 func main() {
-	catchStraySignals()
+	cliflag.CatchStraySignals(true)
 	code := serveCommand(os.Args[1:])
 	cliflag.FlushTelemetry() // bounded: spans ended before the exit are exported
 	os.Exit(code)

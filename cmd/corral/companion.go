@@ -6,15 +6,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/corralrun/corral/internal/cliflag"
 )
 
 // The task service is a companion program, corral-serve: it links the SQL
-// drivers, River, the HTTP API and the web UI, whose start every other
-// command (and every run's helper) would pay if they were linked here.
+// drivers, River, the HTTP API and the web UI; corral mcp and corral shell
+// are another, corral-mcp, run as corral-mcp mcp|shell ARGS: it links the
+// MCP SDK, its JSON Schema package and the shell tool. Every other command
+// (and every run's helper) would pay their start if they were linked here.
 func init() {
 	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", func(args []string) int {
 		return runCompanion("corral-serve", args)
 	})
+	for _, c := range cliflag.MCPCommands {
+		name := c.Name
+		register(name, c.Summary, func(args []string) int {
+			return runCompanion("corral-mcp", append([]string{name}, args...))
+		})
+	}
 }
 
 // companion returns the path of the program name: beside corral's

@@ -3,16 +3,17 @@ package main
 import (
 	"errors"
 
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/proc"
 )
 
 // Exit statuses shared by the commands that run something, as GNU timeout
-// uses them.
+// uses them (internal/cliflag).
 const (
-	exitTimedOut      = 124
-	exitCorralFailed  = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
+	exitTimedOut      = cliflag.ExitTimedOut
+	exitCorralFailed  = cliflag.ExitCorralFailed
+	exitNotExecutable = cliflag.ExitNotExecutable
+	exitNotFound      = cliflag.ExitNotFound
 )
 
 // startFailure maps an error from starting a command to an exit status.

@@ -178,10 +178,10 @@ func (f *headlessFlags) spec() (*headless.Spec, error) {
 	if spec.Containment, err = corral.ParseContainment(*f.containment); err != nil {
 		return nil, err
 	}
-	if spec.Dir, err = f.sbf.dir(); err != nil {
+	if spec.Dir, err = f.sbf.Dir(); err != nil {
 		return nil, err
 	}
-	if spec.Sandbox, err = f.sbf.sandbox(); err != nil {
+	if spec.Sandbox, err = f.sbf.Settings(); err != nil {
 		return nil, err
 	}
 	for _, s := range f.toolLimits {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/corralrun/corral/internal/cliflag"
 )
 
 // command is one subcommand: it parses its own flags and returns the exit
@@ -58,7 +60,9 @@ func dispatch(args []string) int {
 		usage()
 		return 2
 	}
-	catchStraySignals(name)
+	if name != "timeout" { // it decides each signal itself
+		cliflag.CatchStraySignals(false)
+	}
 	return c.run(args[1:])
 }
 

@@ -147,10 +147,10 @@ func (f *runFlags) spec() (*proc.Spec, error) {
 	if spec.StopSignal, err = proc.ParseSignal(*f.stopSig); err != nil {
 		return nil, fmt.Errorf("--signal: %w", err)
 	}
-	if spec.Dir, err = f.sbf.dir(); err != nil {
+	if spec.Dir, err = f.sbf.Dir(); err != nil {
 		return nil, err
 	}
-	if spec.Sandbox, err = f.sbf.sandbox(); err != nil {
+	if spec.Sandbox, err = f.sbf.Settings(); err != nil {
 		return nil, err
 	}
 	if *f.runAs != "" {

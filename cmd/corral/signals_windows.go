@@ -8,10 +8,6 @@ import (
 	"github.com/corralrun/corral/proc"
 )
 
-// Windows has no SIGQUIT or job control: nothing to catch beyond what each
-// command asks for.
-func catchStraySignals(string) {}
-
 var stopSignals = cliflag.StopSignals
 
 // treeSignals is what corral run does with the signals it gets: SIGINT and

@@ -8,31 +8,36 @@ import (
 
 // heavy are packages whose start a command that does not use them must
 // not pay (issue 27): the task service's storage and engine, the web UI's
-// templates, the OpenTelemetry SDK and its wire formats. Each is a prefix
-// of import paths: the package and those below it.
+// templates, the OpenTelemetry SDK and its wire formats (all in
+// corral-serve and corral-otlp); the MCP SDK, its JSON Schema package,
+// encoding/gob (which the SDK imports), the shell parser and corral's MCP
+// server and shell tool (all in corral-mcp). Each is a prefix of import
+// paths: the package and those below it.
 var heavy = []string{
 	"database/sql", "modernc.org/", "github.com/jackc/", "github.com/riverqueue/",
 	"html/template", "text/template",
 	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "google.golang.org/grpc", "google.golang.org/protobuf",
 	"github.com/corralrun/corral/store", "github.com/corralrun/corral/service", "github.com/corralrun/corral/web",
 	"github.com/corralrun/corral/api",
+	"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "encoding/gob", "mvdan.cc/sh/",
+	"github.com/corralrun/corral/mcpserver", "github.com/corralrun/corral/shell",
 }
 
 // helperHeavy are what a run's helper (init, holder, guardian) must not
 // link beyond heavy: the network stack and TLS (the sandbox's proxy runs
-// in corral, not in the helper), the MCP SDK and its JSON schemas,
-// regular expressions, and corral's upper layers.
+// in corral, not in the helper), regular expressions, and corral's upper
+// layers.
 var helperHeavy = []string{
-	"net/http", "crypto/tls", "crypto/x509", "regexp", "encoding/gob", "os/exec",
-	"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "go.opentelemetry.io/",
-	"github.com/corralrun/corral/proc", "github.com/corralrun/corral/shell", "github.com/corralrun/corral/headless",
-	"github.com/corralrun/corral/mcpserver", "github.com/corralrun/corral/client", "github.com/corralrun/corral/internal/egress",
+	"net/http", "crypto/tls", "crypto/x509", "regexp", "os/exec", "go.opentelemetry.io/",
+	"github.com/corralrun/corral/proc", "github.com/corralrun/corral/headless",
+	"github.com/corralrun/corral/client", "github.com/corralrun/corral/internal/egress",
 }
 
 // TestStartPathsLinkNothingHeavy: the programs a run starts link only what
 // they use, read from the build graph (go list -deps), not from a clock.
 // corral itself (every command, corral --version among them) links
-// nothing of the task service, which lives in corral-serve; corral-shim,
+// nothing of the task service, which lives in corral-serve, nor of the MCP
+// server and the shell tool, which live in corral-mcp; corral-shim,
 // from which corral starts every run's init and guardian, links neither
 // the service nor the network stack, the MCP SDK or the rest of corral.
 func TestStartPathsLinkNothingHeavy(t *testing.T) {

@@ -46,9 +46,9 @@ func Build(t testing.TB, dir, name, pkg string) string {
 }
 
 // Commands are corral's programs as go install ./cmd/... installs them:
-// corral, the task service it executes for corral serve, and the helper
-// its runs start their shims from.
-var Commands = []string{"corral", "corral-serve", "corral-shim"}
+// corral, the programs it executes for corral mcp and corral shell and for
+// corral serve, and the helper its runs start their shims from.
+var Commands = []string{"corral", "corral-mcp", "corral-serve", "corral-shim"}
 
 // BuildCorral builds Commands into dir, with the build tags given (the
 // mutation tags of a test binary, so that the programs carry its mutant),

@@ -22,18 +22,19 @@ func Check(err error) {
 	}
 }
 
-// Build builds the Go package pkg (a path such as ./cmd/corral, relative
-// to the current directory) into the file name in dir with go build -o,
-// and returns that file's path. If the build fails, it prints the build's
-// output to standard error and ends the program with exit status 1.
-func Build(dir, name, pkg string) string {
-	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-		os.Exit(1)
-	}
-	return bin
+// BuildCorral builds all of corral's programs (./cmd/...: corral and the
+// companions it executes or starts, corral-mcp, corral-serve, corral-shim
+// and corral-otlp) into dir, as go install ./cmd/... installs them beside
+// each other, with env added to the build's environment, and returns
+// corral's path. dir is made if it does not exist. If the build fails, it
+// ends the program as Check does.
+func BuildCorral(dir string, env ...string) string {
+	Check(os.MkdirAll(dir, 0o755))
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/...")
+	build.Env = append(os.Environ(), env...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	Check(build.Run())
+	return filepath.Join(dir, "corral")
 }
 
 // BuildHello builds the smallest Go program, one whose main does nothing,

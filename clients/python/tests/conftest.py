@@ -1,8 +1,8 @@
 """Fixtures: a real `corral serve`, built from this repository, on a free
 loopback port with a temporary data directory, and clients of it.
 
-CORRAL_BIN names a corral binary already built, corral-serve beside it; otherwise the session
-builds one, with corral-serve beside it (Go must be on PATH). Every
+CORRAL_BIN names a corral binary already built, its companions (corral-serve among them) beside
+it; otherwise the session builds one, with its companions beside it (Go must be on PATH). Every
 process the service starts carries a tag in its environment, and the
 session checks at its end that none is left.
 """
@@ -50,8 +50,8 @@ def corral_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     if not shutil.which("go"):
         pytest.fail("no corral binary: set CORRAL_BIN or put Go on PATH to build ./cmd/corral and its companions")
     bin_dir = tmp_path_factory.mktemp("bin")
-    # corral serve runs corral-serve, found beside corral.
-    subprocess.run(["go", "build", "-o", str(bin_dir) + "/", "./cmd/corral", "./cmd/corral-serve", "./cmd/corral-shim"], cwd=REPO, check=True)
+    # corral serve runs corral-serve (and corral mcp corral-mcp), found beside corral.
+    subprocess.run(["go", "build", "-o", str(bin_dir) + "/", "./cmd/corral", "./cmd/corral-mcp", "./cmd/corral-serve", "./cmd/corral-shim"], cwd=REPO, check=True)
     return str(bin_dir / "corral")
 
 

@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/shell"
 )
 
 func init() {
-	register("shell", "run commands in a persistent agent shell session and see the results", shellMain)
+	register("shell", shellMain)
 }
 
 const shellUsage = `Usage: corral shell [flags] [-c COMMAND]...
@@ -63,13 +64,13 @@ Flags:
 // flags among them (workdirName names the working-directory flag), and
 // returns a function building it after parsing.
 func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error) {
-	sbf := addSandboxFlags(fs, workdirName)
+	sbf := cliflag.AddSandbox(fs, workdirName)
 	var (
 		sh          = fs.String("shell", "bash", "the shell: bash (sessions need it), sh, zsh, or a path")
 		reanchor    = fs.Bool("reanchor", false, "start every command in --"+workdirName+": cd does not carry over")
 		timeout     = fs.Duration("timeout", shell.DefaultTimeout, "default command timeout")
 		maxTimeout  = fs.Duration("max-timeout", shell.DefaultMaxTimeout, "longest timeout a command may ask for")
-		grace       = graceFlag(fs, "on timeout")
+		grace       = cliflag.Grace(fs, "on timeout")
 		maxChars    = fs.Int("max-output-chars", shell.DefaultMaxOutputChars, "characters of stdout+stderr kept in a result (head and tail), unless a command asks for another budget")
 		charsCap    = fs.Int("output-chars-cap", shell.DefaultOutputCharsCap, "the largest output budget a command may ask for")
 		spillDir    = fs.String("spill-dir", "", "`DIR` for full-output files and job logs (default: a temporary directory removed at exit)")
@@ -77,10 +78,10 @@ func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error)
 		containment = fs.String("containment", "auto", "containment tier: auto, cgroup, subreaper or pgroup")
 		audit       = fs.String("audit", "", "append an audit trail as JSON lines to `FILE` (- for stderr); secrets are redacted")
 		probe       = fs.String("probe-tools", strings.Join(shell.DefaultProbeTools, ","), "comma-separated `PROGRAMS` whose versions the environment probe reports")
-		allowEnv    stringList
-		setEnv      stringList
-		allow       stringList
-		deny        stringList
+		allowEnv    cliflag.StringList
+		setEnv      cliflag.StringList
+		allow       cliflag.StringList
+		deny        cliflag.StringList
 	)
 	fs.Var(&allowEnv, "allow-env", "with --env allowlist, a variable `NAME` to keep (repeatable; NAME* keeps a prefix)")
 	fs.Var(&setEnv, "setenv", "add `KEY=VALUE` to the environment (repeatable)")
@@ -94,10 +95,10 @@ func toolFlags(fs *flag.FlagSet, workdirName string) func() (*shell.Tool, error)
 			Policy: shell.Policy{Allow: allow, Deny: deny},
 		}
 		var err error
-		if t.Dir, err = sbf.dir(); err != nil {
+		if t.Dir, err = sbf.Dir(); err != nil {
 			return nil, err
 		}
-		if t.Sandbox, err = sbf.sandbox(); err != nil {
+		if t.Sandbox, err = sbf.Settings(); err != nil {
 			return nil, err
 		}
 		t.ProbeTools = []string{}
@@ -135,38 +136,38 @@ func shellMain(args []string) int {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), shellUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), strings.ReplaceAll(sandboxHelp, "--workdir", "--dir"))
+		fmt.Fprint(fs.Output(), strings.ReplaceAll(cliflag.SandboxHelp, "--workdir", "--dir"))
 	}
 	build := toolFlags(fs, "dir")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object instead of streaming the output")
 	asText := fs.Bool("text", false, "print each result as the text a model sees instead of streaming the output")
-	var cmds stringList
+	var cmds cliflag.StringList
 	fs.Var(&cmds, "c", "run `COMMAND` in the session (repeatable), then exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "corral shell: unexpected argument %q (pass commands with -c or on stdin)\n", fs.Arg(0))
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	tool, err := build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral shell:", err)
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	defer tool.Close()
 	sess, err := tool.NewSession(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral shell:", err)
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	defer sess.Close()
 	r := &repl{sess: sess, json: *asJSON, text: *asText, out: os.Stdout, errOut: os.Stderr}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
+	signal.Notify(sigs, cliflag.StopSignals...)
 	defer signal.Stop(sigs)
 	if len(cmds) > 0 {
 		for _, c := range cmds {
@@ -271,15 +272,15 @@ func (r *repl) line(l string, sigs chan os.Signal) bool {
 	res, err := r.sess.Run(ctx, req)
 	if err != nil {
 		fmt.Fprintln(r.errOut, "corral shell:", err)
-		r.status = exitCorralFailed
+		r.status = cliflag.ExitCorralFailed
 		return false
 	}
 	r.status = res.ExitCode
 	switch {
 	case res.Denied:
-		r.status = exitCorralFailed
+		r.status = cliflag.ExitCorralFailed
 	case res.TimedOut:
-		r.status = exitTimedOut
+		r.status = cliflag.ExitTimedOut
 	case res.Signal != "":
 		r.status = 128 + signalNumber(res)
 	}

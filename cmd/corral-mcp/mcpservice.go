@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral/client"
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/internal/secret"
 	"github.com/corralrun/corral/mcpserver"
 )
@@ -25,7 +26,7 @@ func addMCPServiceFlags(fs *flag.FlagSet) *mcpServiceFlags {
 	f := &mcpServiceFlags{}
 	fs.StringVar(&f.url, "service", "", "serve the task service's tools for the service at `URL` (HOST:PORT or http(s)://HOST:PORT) instead of the shell tool")
 	fs.StringVar(&f.tokenFile, "service-token-file", "", "with --service, read the service's API token from `FILE` (a file only its owner can read, or a descriptor such as <(command)); default: $CORRAL_TOKEN, else the token file of --data")
-	fs.StringVar(&f.data, "data", defaultDataDir(), "with --service, the service's data `DIR`, for its token file")
+	fs.StringVar(&f.data, "data", cliflag.DefaultDataDir(), "with --service, the service's data `DIR`, for its token file")
 	fs.DurationVar(&f.maxWait, "max-wait", mcpserver.DefaultMaxWait, "with --service, the longest wait_execution may wait in one call")
 	return f
 }

@@ -1,4 +1,4 @@
-package main
+package cliflag
 
 import (
 	"flag"
@@ -9,14 +9,15 @@ import (
 	"github.com/corralrun/corral"
 )
 
-// sandboxFlags are the confinement flags that every command running
-// commands takes (run, mcp, shell, headless), parsed the same way.
-type sandboxFlags struct {
+// Sandbox are the confinement flags that every command running commands
+// takes (run, headless, mcp, shell), parsed the same way.
+type Sandbox struct {
 	mode, network, workdir               string
-	writable, denyRead, hosts, unixSocks stringList
+	writable, denyRead, hosts, unixSocks StringList
 }
 
-const sandboxHelp = `
+// SandboxHelp ends the usage of the commands that take the sandbox flags.
+const SandboxHelp = `
 Sandbox (docs/sandbox.md): --sandbox workspace lets commands write only the
 working directory (--workdir), each --writable PATH and a private /tmp;
 --sandbox read-only writes nothing but the private /tmp. Under a sandbox the
@@ -27,11 +28,11 @@ Unix sockets outside the writable roots cannot be connected to unless
 with less confinement than asked for.
 `
 
-// addSandboxFlags registers the flags on fs. workdirName is the name of
-// the working-directory flag ("workdir", or "dir" where a command already
-// had one).
-func addSandboxFlags(fs *flag.FlagSet, workdirName string) *sandboxFlags {
-	f := &sandboxFlags{}
+// AddSandbox registers the flags on fs. workdirName is the name of the
+// working-directory flag ("workdir", or "dir" where a command already had
+// one).
+func AddSandbox(fs *flag.FlagSet, workdirName string) *Sandbox {
+	f := &Sandbox{}
 	fs.StringVar(&f.mode, "sandbox", "off", "confine commands: off, read-only or workspace")
 	fs.StringVar(&f.workdir, workdirName, "", "working directory, and the workspace under --sandbox workspace (default: the current one)")
 	fs.StringVar(&f.network, "network", "none", "with --sandbox, the network: none (only --allow-host, through a proxy) or host")
@@ -42,9 +43,9 @@ func addSandboxFlags(fs *flag.FlagSet, workdirName string) *sandboxFlags {
 	return f
 }
 
-// dir returns the working directory asked for, absolute, or "" for the
+// Dir returns the working directory asked for, absolute, or "" for the
 // current one.
-func (f *sandboxFlags) dir() (string, error) {
+func (f *Sandbox) Dir() (string, error) {
 	if f.workdir == "" {
 		return "", nil
 	}
@@ -60,8 +61,9 @@ func (f *sandboxFlags) dir() (string, error) {
 	return abs, nil
 }
 
-// sandbox returns the settings, relative paths made absolute, validated.
-func (f *sandboxFlags) sandbox() (corral.Sandbox, error) {
+// Settings returns the sandbox asked for, relative paths made absolute,
+// validated.
+func (f *Sandbox) Settings() (corral.Sandbox, error) {
 	var sb corral.Sandbox
 	var err error
 	if sb.Mode, err = corral.ParseSandboxMode(f.mode); err != nil {

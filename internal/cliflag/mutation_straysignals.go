@@ -6,10 +6,9 @@
 // Caught: ./cmd/corral TestStraySignalsEndNoSubcommand/headless
 // Caught: ./cmd/corral TestStraySignalsEndNoSubcommand/mcp
 
-package main
+package cliflag
 
-// catchStraySignals, mutated for the CI's mutation step (.ci/mutations):
-// it catches nothing. Built only with the tag mutation_straysignals.
-func catchStraySignals(string) {}
-
-func init() { mutationTags = append(mutationTags, "mutation_straysignals") }
+// CatchStraySignals, mutated for the CI's mutation step (.ci/mutations):
+// it catches nothing, in corral and in its companions. Built only with
+// the tag mutation_straysignals.
+func CatchStraySignals(bool) {}

@@ -12,13 +12,14 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/mcpserver"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/shell"
 )
 
 func init() {
-	register("mcp", "serve the agent shell tool, or the task service's tools, over MCP (stdio or streamable HTTP)", mcpMain)
+	register("mcp", mcpMain)
 }
 
 const mcpUsage = `Usage: corral mcp [flags]
@@ -87,12 +88,12 @@ Flags:
 type mcpFlags struct {
 	fs               *flag.FlagSet
 	build            func() (*shell.Tool, error)
-	tf               *telemetryFlags
+	tf               *cliflag.Telemetry
 	svc              *mcpServiceFlags
 	addr             *string
 	takeToken        func() (string, error)
 	idle, clientIdle *time.Duration
-	origins          stringList
+	origins          cliflag.StringList
 	legacyDir        string
 	verbose          *bool
 }
@@ -102,9 +103,9 @@ func newMCPFlags() *mcpFlags {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), mcpUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), sandboxHelp+telemetryHelp)
+		fmt.Fprint(fs.Output(), cliflag.SandboxHelp+cliflag.TelemetryHelp)
 	}
-	f := &mcpFlags{fs: fs, build: toolFlags(fs, "workdir"), tf: addTelemetryFlags(fs), svc: addMCPServiceFlags(fs)}
+	f := &mcpFlags{fs: fs, build: toolFlags(fs, "workdir"), tf: cliflag.AddTelemetry(fs), svc: addMCPServiceFlags(fs)}
 	f.addr = fs.String("http", "", "serve streamable HTTP on `HOST:PORT` instead of stdio")
 	f.takeToken = mcpTokenFlags(fs)
 	f.idle = fs.Duration("idle", 30*time.Minute, "with --http, close a client's session after this long without requests")
@@ -139,11 +140,11 @@ func mcpMain(args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "corral mcp:", err)
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	if err := f.check(); err != nil {
 		return fail(err)
@@ -156,9 +157,9 @@ func mcpMain(args []string) int {
 	if *f.verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	cfg := mcpserver.Config{Version: version(), Logger: logger}
+	cfg := mcpserver.Config{Version: cliflag.Version(), Logger: logger}
 	bound := 5 * time.Second // a service wait ends at once when its call does
-	base := f.tf.Start("mcp", version())
+	base := f.tf.Start("mcp", cliflag.Version())
 	if f.svc.url != "" {
 		if cfg.Service, err = f.svc.service(f.fs); err != nil {
 			return fail(err)
@@ -180,7 +181,7 @@ func mcpMain(args []string) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	ctx, stop := signal.NotifyContext(base, stopSignals...)
+	ctx, stop := signal.NotifyContext(base, cliflag.StopSignals...)
 	defer stop()
 	if *f.addr == "" {
 		if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
@@ -208,8 +209,8 @@ func (f *mcpFlags) serveHTTP(ctx, base context.Context, srv *mcpserver.Server, t
 		return err
 	}
 	mux := http.NewServeMux()
-	opts := mcpserver.HTTPOptions{Token: token, Idle: *f.idle, ClientIdle: clientIdleOption(*f.clientIdle), AllowOrigins: f.origins}
-	mux.Handle("/mcp", withTelemetry(srv.Handler(opts), base))
+	opts := mcpserver.HTTPOptions{Token: token, Idle: *f.idle, ClientIdle: cliflag.NegIfZero(*f.clientIdle), AllowOrigins: f.origins}
+	mux.Handle("/mcp", cliflag.WithTelemetry(srv.Handler(opts), base))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)
@@ -230,15 +231,6 @@ func (f *mcpFlags) serveHTTP(ctx, base context.Context, srv *mcpserver.Server, t
 		hs.Close()
 	}
 	return nil
-}
-
-// clientIdleOption maps the flag, where 0 means never, to the option,
-// where it means the default.
-func clientIdleOption(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // shutdownBound is how long an orderly shutdown may take: the commands in
