@@ -31,8 +31,8 @@ func init() {
 // executable, else on PATH.
 func companion(name string) (string, error) {
 	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		p := filepath.Join(filepath.Dir(exe), name+exeSuffix)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && runnable(fi) {
 			return p, nil
 		}
 	}

@@ -43,11 +43,14 @@ func TestMCPAndShellRunCorralMCPInCorralsPlace(t *testing.T) {
 			}
 			proc := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid))
 			var exe string
+			var cmdline []byte
 			testutil.Eventually(10*time.Second, func() bool {
+				// The kernel names the new executable before it has set up
+				// the new arguments: until then cmdline reads empty.
 				exe, _ = os.Readlink(filepath.Join(proc, "exe"))
-				return exe == want
+				cmdline, _ = os.ReadFile(filepath.Join(proc, "cmdline"))
+				return exe == want && len(cmdline) > 0
 			})
-			cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
 			in.Close() // the end of input ends both commands
 			werr := cmd.Wait()
 			if exe != want {

@@ -21,3 +21,10 @@ func execCompanion(path string, args []string) error {
 	}
 	return err
 }
+
+// exeSuffix ends the file name of a program.
+const exeSuffix = ".exe"
+
+// runnable reports whether the file fi may be executed: on Windows its
+// name says so.
+func runnable(os.FileInfo) bool { return true }
