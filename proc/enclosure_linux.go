@@ -19,6 +19,8 @@ type enclosureImpl struct {
 	holder *initChild
 
 	mu sync.Mutex // one spawn request at a time on the holder's socket
+
+	poolShut bool // closing: none of its runs' inits is kept idle (under pool.mu)
 }
 
 func newEnclosure(ctx context.Context, spec EnclosureSpec) (*enclosureImpl, error) {
@@ -79,9 +81,11 @@ func (e *enclosureImpl) report() corral.SandboxReport {
 	return *e.box.report(e.holder.mechs, e.holder.abi)
 }
 
-// close ends the holder, and with it, pid 1 of the sandbox's namespace,
-// every process inside; then the proxy and the private /tmp go.
+// close lets go of the enclosure's idle inits and ends the holder, and
+// with it, pid 1 of the sandbox's namespace, every process inside; then
+// the proxy and the private /tmp go.
 func (e *enclosureImpl) close() error {
+	shutPool(e)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.holder.ctl.Close()

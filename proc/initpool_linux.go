@@ -6,14 +6,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/shim"
 )
 
 // The pool of idle inits. An init whose plain run is over may serve the
-// next plain run of the same user: starting an init execs this program
-// (milliseconds), handing a run to an idle one costs a round trip. Idle
-// inits hold nothing and die with this process like any init; a few are
-// kept, for a while. The pool is the waiter of its inits: a check, armed
+// next plain run of the same user, and an init of an enclosure's run the
+// next run in that enclosure: starting an init execs this program (or has
+// the enclosure's holder fork one, milliseconds either way), handing a run
+// to an idle one costs a round trip. Idle inits hold nothing and die with
+// this process like any init (an enclosure's with its enclosure, which
+// lets go of them as it closes); a few are kept, for a while. The pool is the waiter of its inits: a check, armed
 // while any is idle, lets go of those idle longer than poolIdle and reaps
 // those that died while idle, so none is left a zombie or kept past its
 // time.
@@ -29,6 +32,7 @@ type idleInit struct {
 	pid   int
 	start uint64
 	fd    *os.File // its pidfd
+	own   bool     // this process's child, to reap (an enclosure's holder reaps its own)
 	since time.Time
 }
 
@@ -46,6 +50,27 @@ func credKey(c *Credential) string {
 	return fmt.Sprint(c.UID, ":", c.GID, ":", c.Groups)
 }
 
+// enclosureKey names the inits of one enclosure's runs (which all run as
+// the enclosure's user).
+func enclosureKey(e *enclosureImpl) string { return fmt.Sprintf("enclosure:%p", e) }
+
+// shutPool lets go of the idle inits of the enclosure e, and keeps none
+// of its runs' from now on: it is closing. (A run still in it that ends
+// after has its init let go; e, which the run holds, keeps its address,
+// and so its key, from another enclosure's.)
+func shutPool(e *enclosureImpl) {
+	if mutant.EnclosureIdleKept {
+		return
+	}
+	key := enclosureKey(e)
+	pool.mu.Lock()
+	e.poolShut = true
+	list := pool.idle[key]
+	delete(pool.idle, key)
+	pool.mu.Unlock()
+	letGoAll(list)
+}
+
 // takeIdle gives c an idle init of the user key, if there is one.
 func (c *initChild) takeIdle(key string) bool {
 	pool.mu.Lock()
@@ -59,7 +84,7 @@ func (c *initChild) takeIdle(key string) bool {
 		return false
 	}
 	shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
-	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, true
+	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, in.own
 	return true
 }
 
@@ -72,16 +97,20 @@ func (c *initChild) putIdle() bool {
 		pool.idle = map[string][]*idleInit{}
 	}
 	list, stale := spoiled(pool.idle[c.poolKey], now)
-	ok := len(list) < poolMax
+	ok := len(list) < poolMax && (c.encl == nil || !c.encl.impl.poolShut)
 	if ok {
-		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, since: now})
+		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now})
 		shim.Keep(c.ctl.Fd(), int(c.initFD.Fd()))
 		if !pool.watching {
 			pool.watching = true
 			time.AfterFunc(poolCheck, checkPool)
 		}
 	}
-	pool.idle[c.poolKey] = list
+	if len(list) > 0 {
+		pool.idle[c.poolKey] = list
+	} else {
+		delete(pool.idle, c.poolKey)
+	}
 	pool.mu.Unlock()
 	letGoAll(stale)
 	return ok
@@ -130,7 +159,7 @@ func checkPool() {
 func letGoAll(list []*idleInit) {
 	for _, in := range list {
 		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
-		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: true, reader: closedChan}
+		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: in.own, reader: closedChan}
 		old.letGo()
 	}
 }

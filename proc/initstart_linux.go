@@ -81,8 +81,14 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	if ia.holder {
 		files = []*os.File{cfgFile}
 	}
-	pooled := ia.policy == nil && ia.encl == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
+	// A plain init may serve the next plain run of its user, an
+	// enclosure's init the next run in that enclosure; an init with a
+	// one-shot sandbox or a cgroup leaf is the run's alone.
+	pooled := ia.policy == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
 	key := credKey(a.cred)
+	if ia.encl != nil {
+		key = enclosureKey(ia.encl.impl)
+	}
 	for {
 		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
 			exit: make(chan struct{}), reader: make(chan struct{})}

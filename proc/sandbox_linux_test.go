@@ -226,6 +226,48 @@ for i in $(seq 100); do grep -q listening /tmp/server.log 2>/dev/null && break; 
 	}
 }
 
+// TestEnclosureReusesItsInitsAndLeavesNothing: an enclosure's runs are
+// served by the same init, one after another (a command costs a round trip,
+// not an init's start); what a run left (a daemon in a session of its own)
+// is gone the moment Run returns, before the init serves the next; and
+// Close lets go of the idle inits, so that not one descriptor of them is
+// left in this process when it returns.
+func TestEnclosureReusesItsInitsAndLeavesNothing(t *testing.T) {
+	needSandbox(t)
+	tag := testutil.Tag(t)
+	t.Cleanup(func() { testutil.KillTagged(tag) })
+	before := testutil.FDs()
+	e, err := proc.NewEnclosure(context.Background(), proc.EnclosureSpec{Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}, Workdir: workspace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	inits := map[string]int{}
+	for i := range 6 {
+		res, err := proc.Run(context.Background(), &proc.Spec{
+			Args: []string{"bash", "-c", "setsid -f sleep 600 </dev/null >/dev/null 2>&1; echo $PPID"},
+			Env:  []string{testutil.TagEnvVar(tag)}, Enclosure: e, Timeout: exitsTimeout,
+		})
+		if left := testutil.Tagged(tag); len(left) > 0 {
+			t.Fatalf("run %d: %d processes of the tree alive when Run returned: %v", i, len(left), left)
+		}
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v %+v %q", i, err, res, res.Stderr.Text())
+		}
+		inits[strings.TrimSpace(res.Stdout.Text())]++
+	}
+	if len(inits) != 1 {
+		t.Errorf("the runs were served by %d inits, want 1 (the pool's): %v", len(inits), inits)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := testutil.FDs(); after > before {
+		t.Errorf("%d descriptors before the enclosure, %d once it is closed", before, after)
+	}
+	testutil.AssertNoTagged(t, tag, 2*time.Second)
+}
+
 // TestSupervisionHoldsAsNobody runs the escape scenarios, the supervisor's
 // death and the sandbox as an unprivileged user: no cgroup, an init per
 // run, user namespaces made by nobody.
@@ -233,7 +275,7 @@ func TestSupervisionHoldsAsNobody(t *testing.T) {
 	if testutil.AsNobody() {
 		t.Skip("SKIP: already nobody")
 	}
-	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns|TestSandboxReachesOnlyAllowedHostsThroughTheProxy|TestSandboxReachesTheAllowedHostLoopbackPortOnly)$")
+	testutil.RunAsNobody(t, "^(TestRunHoldsTheDeadlineAndLeavesNothing|TestSupervisorKilledTakesItsTreeWithIt|TestSandboxWritesOnlyTheWorkspaceAndReachesNothing|TestSandboxedTreeIsTornDownOnTimeout|TestEnclosureSharesOneSandboxAmongItsRuns|TestEnclosureReusesItsInitsAndLeavesNothing|TestSandboxReachesOnlyAllowedHostsThroughTheProxy|TestSandboxReachesTheAllowedHostLoopbackPortOnly)$")
 }
 
 // privateTmp points the process's temporary directory, where corral makes

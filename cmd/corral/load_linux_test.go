@@ -93,13 +93,13 @@ func TestServeMemoryStaysBoundedWithStuckReaders(t *testing.T) {
 	}
 	// Records each with 64 KiB of output: 100 would make a 13 MB listing
 	// of whole records.
-	var last string
+	var ids []string
 	for range 100 {
 		e, err := s.c.Submit(bg, "many", `head -c 70000 /dev/zero | tr '\0' y`, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		last = e.ID
+		ids = append(ids, e.ID)
 	}
 	if e := waitTerminal(t, s.c, big.ID, time.Minute); e.Status != corral.StatusSucceeded {
 		t.Fatalf("the run: %s", e.Status)
@@ -107,7 +107,12 @@ func TestServeMemoryStaysBoundedWithStuckReaders(t *testing.T) {
 	// Its log as a run printing 65 MB leaves it (printing it for real
 	// spends minutes redacting it on a loaded machine).
 	writeLog(t, filepath.Join(s.data, "logs", big.ID+".jsonl"), 6500, 10000)
-	waitTerminal(t, s.c, last, 5*time.Minute)
+	// Every one of them, not only the last submitted: eight run at once,
+	// and a run still ending holds descriptors that would be counted below
+	// as the service's own, and then go.
+	for _, id := range ids {
+		waitTerminal(t, s.c, id, 5*time.Minute)
+	}
 	before := openFDs(s.pid())
 	rss, _ := procfs.Memory(s.pid(), "VmRSS")
 	hwm0, _ := procfs.Memory(s.pid(), "VmHWM")

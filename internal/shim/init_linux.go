@@ -29,6 +29,10 @@ type initState struct {
 	pid1  bool // pid 1 of a pid namespace: the kernel kills the rest when it exits
 	ports []*os.File
 	mech  []string
+	// gone: a wait found no child left since the command ended, so no
+	// process of its tree is (every orphan of it comes here): the kill
+	// of what is left has nothing to look for.
+	gone bool
 }
 
 // deaf catches the signals an init drops (see runInit).
@@ -252,6 +256,7 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		st.fail(c.stage, c.err)
 		return false
 	}
+	st.gone = false // a new tree
 	// The command's stdio are the command's: holding them open here would
 	// keep its pipes from reading end of file when it and its tree are done.
 	closeAll(stdio)
@@ -318,8 +323,11 @@ func (st *initState) serve(cmd int) (stay bool) {
 	acked := !st.cfg.Ack
 	msgs := st.msgs
 	for {
-		if acked && st.reap(cmd) && detached {
-			return false // nothing left to hold
+		if acked {
+			st.gone = st.reap(cmd)
+			if st.gone && detached {
+				return false // nothing left to hold
+			}
 		}
 		select {
 		case <-st.chld:
@@ -355,8 +363,14 @@ func (st *initState) serve(cmd int) (stay bool) {
 			case m.Op == OpDetach:
 				detached = true
 				// What is left is meant to live on: no longer die with
-				// corral.
-				unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0)
+				// corral. The signal is the main thread's, the one
+				// corral's clone gave it to.
+				clear := func() { unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0) }
+				if mutant.DeathSignalAnyThread {
+					clear()
+				} else {
+					onMainThread(clear)
+				}
 			}
 		}
 	}
@@ -426,7 +440,7 @@ func (st *initState) reap(cmd int) (empty bool) {
 // frozen with SIGSTOP until no new process appears (so that none can fork
 // while it is killed), then killed, then reaped.
 func (st *initState) killTree() {
-	if st.pid1 {
+	if st.pid1 || st.gone {
 		return
 	}
 	if kids, err := procfs.Children(os.Getpid()); err == nil && len(kids) == 0 {
