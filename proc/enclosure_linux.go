@@ -13,7 +13,8 @@ import (
 
 // enclosureImpl is an enclosure on Linux: a holder (see internal/shim),
 // pid 1 of the sandbox's namespaces, which forks an init per run from its
-// confined thread.
+// confined thread (an init whose tree is gone is kept, idle, for the
+// enclosure's next run: see initpool_linux.go).
 type enclosureImpl struct {
 	box    *box
 	holder *initChild

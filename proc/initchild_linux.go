@@ -45,6 +45,7 @@ type initChild struct {
 	unbind   func()        // when the init is reaped: it was forked by the spawner
 	poolKey  string        // the user it runs as, for the pool of idle inits
 	poolable bool          // a plain init, which may serve another run
+	reused   bool          // the init served a run before (it sent its own pidfd then)
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed
 	alone    atomic.Bool   // nothing else of the tree was left when it exited

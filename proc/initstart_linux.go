@@ -96,6 +96,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 		if pooled {
 			reused = c.takeIdle(key)
 		}
+		c.reused = reused
 		if !reused {
 			ctl, shimEnd, err := shim.Pair()
 			if err != nil {
@@ -249,49 +250,42 @@ func sandboxAttr(sys *syscall.SysProcAttr, p *sandbox.Policy) {
 
 // recvStart waits for the init's first word: the command runs, or why not.
 func (c *initChild) recvStart() (shim.Msg, []*os.File, error) {
-	type got struct {
-		m     shim.Msg
-		files []*os.File
-		err   error
+	// The wait is bounded by the socket's deadline (the poller's timer),
+	// not a goroutine and a timer of its own per run.
+	if err := c.ctl.SetReadDeadline(time.Now().Add(startWait)); err != nil {
+		return shim.Msg{}, nil, fmt.Errorf("the run's init: %w", err)
 	}
-	ch := make(chan got, 1)
-	go func() {
-		for {
-			m, files, err := c.ctl.Recv()
-			if err == nil && m.Op == shim.OpIdle {
-				continue // an idle init's answer to its last run
-			}
-			ch <- got{m, files, err}
-			return
-		}
-	}()
-	t := time.NewTimer(startWait)
-	defer t.Stop()
-	select {
-	case g := <-ch:
+	defer c.ctl.SetReadDeadline(time.Time{})
+	for {
+		m, files, err := c.ctl.Recv()
 		switch {
-		case errors.Is(g.err, io.EOF):
-			return g.m, nil, errors.New("the run's init exited before starting the command")
-		case g.err != nil:
-			return g.m, nil, fmt.Errorf("the run's init: %w", g.err)
-		case g.m.Op == shim.OpFailed:
-			shimCloseAll(g.files)
-			return g.m, nil, &initFailure{stage: g.m.Stage, err: g.m.Error()}
+		case err == nil && m.Op == shim.OpIdle:
+			continue // an idle init's answer to its last run
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			c.ctl.Close()
+			return shim.Msg{}, nil, fmt.Errorf("the run's init did not start the command within %v", startWait)
+		case errors.Is(err, io.EOF):
+			return m, nil, errors.New("the run's init exited before starting the command")
+		case err != nil:
+			return m, nil, fmt.Errorf("the run's init: %w", err)
+		case m.Op == shim.OpFailed:
+			shimCloseAll(files)
+			return m, nil, &initFailure{stage: m.Stage, err: m.Error()}
 		}
-		return g.m, g.files, nil
-	case <-t.C:
-		c.ctl.Close()
-		g := <-ch
-		shimCloseAll(g.files)
-		return shim.Msg{}, nil, fmt.Errorf("the run's init did not start the command within %v", startWait)
+		return m, files, nil
 	}
 }
 
 // adopt takes the command's and the init's pidfds from a Started message.
 func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
+	// The command's pidfd, and the init's own with its first run (an
+	// idle init's is kept from then).
 	want := 2
-	if ia.holder {
+	switch {
+	case ia.holder:
 		want = 0
+	case c.reused:
+		want = 1
 	}
 	if (m.Op != shim.OpStarted && m.Op != shim.OpReady) || len(files) < want {
 		shimCloseAll(files)
@@ -301,12 +295,14 @@ func (c *initChild) adopt(m shim.Msg, files []*os.File, ia initAttr) error {
 	rest := files
 	if !ia.holder {
 		c.pidfd, rest = files[0], files[1:]
-		if c.initFD == nil {
-			c.initFD = rest[0]
-		} else {
-			rest[0].Close()
+		if !c.reused {
+			if c.initFD == nil {
+				c.initFD = rest[0]
+			} else {
+				rest[0].Close()
+			}
+			rest = rest[1:]
 		}
-		rest = rest[1:]
 		if ia.policy == nil && ia.encl == nil {
 			// The init shares this process's pid namespace: its pids are
 			// ours.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -52,7 +53,7 @@ type Config struct {
 // Ready and Failed.
 const (
 	OpRun     = "run"     // a run; fds: stdin, stdout, stderr (none for a holder), then its config
-	OpStarted = "started" // fds: the command's pidfd, the init's own pidfd (and the listeners of a new sandbox: proxy, loopback ports)
+	OpStarted = "started" // fds: the command's pidfd, on an init's first run its own pidfd (and the listeners of a new sandbox: proxy, loopback ports)
 	OpExited  = "exited"  // the command's exit status
 	OpFailed  = "failed"  // the command was not started; see Stage, Errno, Err
 	OpReady   = "ready"   // a holder's sandbox is built; fds: its listeners (proxy, loopback ports), if asked for
@@ -166,16 +167,27 @@ func Pair() (*Conn, *os.File, error) {
 
 // Send sends m with the descriptors files (not closed).
 func (c *Conn) Send(m Msg, files ...*os.File) error {
+	var fds []int
+	if len(files) > 0 {
+		fds = make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+	}
+	return c.SendFDs(m, fds...)
+}
+
+// SendFDs is Send with the descriptors as numbers, which the caller still
+// owns: an init sends pidfds it opened without making Files of them (a
+// File of a non-blocking descriptor joins the poller, and leaves it on
+// Close: three system calls each, for nothing).
+func (c *Conn) SendFDs(m Msg, fds ...int) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
 	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
+	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
 	var serr error
@@ -232,6 +244,10 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 	return m, files, nil
 }
 
+// SetReadDeadline makes a Recv waiting past t fail with an error that
+// wraps os.ErrDeadlineExceeded; the zero time waits for ever.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.f.SetReadDeadline(t) }
+
 // Close closes the connection; a Recv blocked on it returns io.EOF.
 func (c *Conn) Close() error {
 	c.closed.Store(true)
@@ -256,7 +272,7 @@ func parseRights(oob []byte) ([]*os.File, error) {
 			continue
 		}
 		for _, fd := range fds {
-			unix.CloseOnExec(fd)
+			// Close-on-exec already: Recv asks for MSG_CMSG_CLOEXEC.
 			files = append(files, os.NewFile(uintptr(fd), "shim-fd"))
 		}
 	}

@@ -33,6 +33,8 @@ type initState struct {
 	// process of its tree is (every orphan of it comes here): the kill
 	// of what is left has nothing to look for.
 	gone bool
+	// sentSelf: corral has the init's own pidfd (sent with the first run).
+	sentSelf bool
 }
 
 // deaf catches the signals an init drops (see runInit).
@@ -128,7 +130,7 @@ func (st *initState) takeRun(in incoming) ([]*os.File, error) {
 	}
 	cfg := in.files[want-1]
 	defer cfg.Close()
-	b, err := io.ReadAll(io.LimitReader(cfg, 64<<20))
+	b, err := readConfig(cfg)
 	if err == nil {
 		st.cfg = Config{}
 		err = json.Unmarshal(b, &st.cfg)
@@ -138,6 +140,19 @@ func (st *initState) takeRun(in incoming) ([]*os.File, error) {
 		return nil, err
 	}
 	return in.files[:want-1], nil
+}
+
+// readConfig reads a run's configuration: in one read, its size known
+// (corral wrote it whole before sending it), up to 64 MiB.
+func readConfig(f *os.File) ([]byte, error) {
+	const most = 64 << 20
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= 0 || fi.Size() > most {
+		return io.ReadAll(io.LimitReader(f, most))
+	}
+	b := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, b)
+	return b[:n], err
 }
 
 // setUp builds the sandbox, when the first run has one, and makes a plain
@@ -269,20 +284,32 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
 		return false
 	}
-	selfFD, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
-	if err != nil {
-		unix.Close(cmdFD)
-		unix.Kill(c.pid, unix.SIGKILL)
-		st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
-		return false
+	// The init's own pidfd goes with its first run only: corral keeps it
+	// for the init's life.
+	fds := []int{cmdFD}
+	if !st.sentSelf {
+		selfFD, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
+		if err != nil {
+			unix.Close(cmdFD)
+			unix.Kill(c.pid, unix.SIGKILL)
+			st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
+			return false
+		}
+		fds = append(fds, selfFD)
 	}
-	cmdFile, selfFile := os.NewFile(uintptr(cmdFD), "pidfd"), os.NewFile(uintptr(selfFD), "pidfd")
-	files := append([]*os.File{cmdFile, selfFile}, st.ports...)
+	for _, f := range st.ports {
+		fds = append(fds, int(f.Fd()))
+	}
 	var start uint64
 	if s, err := procfs.ReadStat(c.pid); err == nil {
 		start = s.Start
 	}
-	err = st.ctl.Send(Msg{Op: OpStarted, Pid: c.pid, Start: start, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, files...)
+	err = st.ctl.SendFDs(Msg{Op: OpStarted, Pid: c.pid, Start: start, Mechanisms: append(st.mech, c.mech...), LandlockABI: c.abi}, fds...)
+	st.sentSelf = true
+	for _, fd := range fds[:len(fds)-len(st.ports)] {
+		unix.Close(fd)
+	}
+	files := st.ports
 	closeAll(files)
 	st.ports, st.mech = nil, nil
 	if err != nil {

@@ -33,8 +33,9 @@
 // session), is pid 1 of the sandbox's namespaces like a sandboxed init. It
 // confines one thread for the enclosure's life and, on corral's request,
 // forks from it one init per run (a plain one, a subreaper inside the
-// sandbox), which talks to corral directly. It dies with corral, and the
-// kernel kills the whole enclosure with it.
+// sandbox), which talks to corral directly, and, like a plain init, may
+// serve the enclosure's next run once its tree is gone. It dies with
+// corral, and the kernel kills the whole enclosure with it.
 //
 // The guardian, one per corral process that uses the cgroup tier, reads
 // corral's notes on a pipe at fd 0. When the pipe reads end of file (corral
