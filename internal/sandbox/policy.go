@@ -42,7 +42,9 @@ type Policy struct {
 	// Private lists directories of corral's own, resolved, that the run
 	// writes at the same path in every mode: state corral shares with its
 	// commands (a shell session's), not the user's. They are writable roots
-	// for the sandbox's mechanisms, not for the report.
+	// for the sandbox's mechanisms, not for the report. Unlike Writable, a
+	// private directory may lie below /dev/shm (the host's, shown over the
+	// sandbox's own /dev/shm at its path): state kept in memory.
 	Private []string `json:"private,omitempty"`
 
 	// AllowUnixSockets lists pathname Unix sockets outside the writable
@@ -230,6 +232,9 @@ func (p *Policy) Validate() error {
 		}
 		for _, c := range coveredDirs {
 			if within(r, c) {
+				if c == "/dev" && r != "/dev/shm" && within(r, "/dev/shm") && slices.Contains(p.Private, r) && !slices.Contains(p.Writable, r) {
+					continue // corral's own state, in memory
+				}
 				if c == "/tmp" || c == "/var/tmp" {
 					if r == c {
 						return fmt.Errorf("sandbox: writable root %s: the run's private %s is always writable; name a directory under it to share one of the host's", r, c)

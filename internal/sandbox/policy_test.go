@@ -71,6 +71,25 @@ func TestValidateRefusesWhatNoSandboxHonours(t *testing.T) {
 			t.Errorf("%s: %v, want an error about %q", c.name, err, c.want)
 		}
 	}
+	for _, c := range []struct {
+		name string
+		edit func(p *Policy)
+	}{
+		{"a writable directory below /dev/shm", func(p *Policy) { p.Writable = []string{"/dev/shm/x"} }},
+		{"the host's /dev/shm itself", func(p *Policy) { p.Private = []string{"/dev/shm"} }},
+		{"a private directory elsewhere in /dev", func(p *Policy) { p.Private = []string{"/dev/mqueue/x"} }},
+	} {
+		p := ok
+		c.edit(&p)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "its own /dev") {
+			t.Errorf("%s: %v, want an error about the sandbox's own /dev", c.name, err)
+		}
+	}
+	shm := ok
+	shm.Private = []string{"/dev/shm/corral-session-x"}
+	if err := shm.Validate(); err != nil {
+		t.Errorf("corral's private state below /dev/shm: %v", err)
+	}
 	under := ok
 	under.Workdir = "/tmp/job/ws"
 	if err := under.Validate(); err != nil {
