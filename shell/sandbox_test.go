@@ -155,3 +155,28 @@ func TestSandboxedReadOnlySessionKeepsStateAndWritesNothing(t *testing.T) {
 		t.Errorf("the session reports %+v", sb)
 	}
 }
+
+// A sandboxed session keeps its state in memory, as a plain one does, and
+// its commands see no other session's state (exported secrets included):
+// the sandbox shows the session's own state directory, and over the
+// host's /dev/shm its own. (In the cache directory, which the sandbox shows
+// read-only, one sandboxed session could read another's.)
+func TestSandboxedSessionStateIsInMemoryAndItsOwn(t *testing.T) {
+	if shmStateDir() == "" {
+		t.Skip("SKIP: /dev/shm is not a writable memory file system here: sandboxed sessions keep their state in the cache directory")
+	}
+	_, other := sandboxed(t)
+	run(t, other, "export CORRAL_TEST_SECRET=hunter2")
+	_, s := sandboxed(t)
+	if filepath.Dir(s.dir) != "/dev/shm" {
+		t.Errorf("the sandboxed session keeps its state in %s, want it in /dev/shm", s.dir)
+	}
+	run(t, s, "cd /; export MINE=1")
+	res := run(t, s, `echo "$PWD $MINE"; cat `+other.dir+`/* 2>/dev/null | grep -c hunter2`)
+	if !strings.HasPrefix(res.Stdout, "/ 1\n") {
+		t.Errorf("the session's state did not carry over: %q %q", res.Stdout, res.Stderr)
+	}
+	if strings.Contains(res.Stdout, "\n1") {
+		t.Errorf("a sandboxed command read another session's state: %q", res.Stdout)
+	}
+}

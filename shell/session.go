@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/shell/internal/snapshot"
 	"github.com/corralrun/corral/shell/internal/statedir"
@@ -376,14 +377,15 @@ func (s *Session) Close() error {
 }
 
 // sandboxStateDir is where sandboxed sessions keep their state: a
-// directory the sandbox shows at the same path, writable there. In memory
-// when the plain sessions' is, in XDG_RUNTIME_DIR or /dev/shm (the host's
-// /dev/shm, which the sandbox shows below its own for corral's private
-// directories): a command's state written to a disk file system costs it
-// about 0.8 ms. Otherwise in the user's cache directory (not under /tmp
-// or /var/tmp, which are the sandbox's own).
+// directory the sandbox shows at the same path, writable there. In the
+// host's /dev/shm when it is a writable memory file system: the sandbox
+// shows the session's own directory there, over the sandbox's own
+// /dev/shm, and so no other session's (and a command's state written to a
+// disk file system costs it about 0.8 ms). Otherwise in the user's cache
+// directory (not under /tmp or /var/tmp, which are the sandbox's own),
+// which the sandbox shows read-only like the rest of the host.
 func sandboxStateDir() (string, error) {
-	if base := stateDir(); base == "/dev/shm" || base == os.Getenv("XDG_RUNTIME_DIR") {
+	if base := shmStateDir(); base != "" && !mutant.SessionStateOnDisk {
 		return base, nil
 	}
 	cache, err := sandboxStateBase()
@@ -406,6 +408,8 @@ func stateDir() string {
 	stateDirOnce.Do(func() { stateDirPath = snapshot.TempDir() })
 	return stateDirPath
 }
+
+var shmStateDir = sync.OnceValue(snapshot.ShmDir)
 
 func sandboxStateBase() (string, error) {
 	cache, err := os.UserCacheDir()

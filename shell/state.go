@@ -32,6 +32,9 @@ func ReapStale() { reapOnce.Do(reapDead) }
 // reapDead removes the state directories of processes that are gone.
 func reapDead() {
 	statedir.Reap(stateDir(), sessionPrefix)
+	if shm := shmStateDir(); shm != "" && shm != stateDir() {
+		statedir.Reap(shm, sessionPrefix)
+	}
 	statedir.Reap(os.TempDir(), spillPrefix)
 	if base, err := sandboxStateBase(); err == nil {
 		statedir.Reap(base, sessionPrefix)

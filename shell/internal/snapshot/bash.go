@@ -227,6 +227,15 @@ func TempDir() string {
 	return os.TempDir()
 }
 
+// ShmDir returns /dev/shm when it is a memory file system this process
+// can create files in, and "" otherwise.
+func ShmDir() string {
+	if inMemory("/dev/shm") && writable("/dev/shm") {
+		return "/dev/shm"
+	}
+	return ""
+}
+
 // writable reports whether dir is a directory this process can create
 // files in.
 func writable(dir string) bool {
