@@ -188,7 +188,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, _, err := syscall.StartProcess(prog, []string{shim.Comm}, &syscall.ProcAttr{
-				Env: shim.Environ(role, "GOMAXPROCS=1"), Files: files, Sys: sys})
+				Env: shim.Environ(role), Files: files, Sys: sys})
 			return pid, err
 		})
 	}
