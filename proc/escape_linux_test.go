@@ -191,7 +191,8 @@ func escapeMatrix(t *testing.T, h *hiccups) {
 
 // TestRunEndsWithWhatLeftTheGroup: under the process-group tier daemons
 // leave the group, and the run's init still holds them; the run is not
-// over until the init has killed and reaped them. When Run returns, nothing
+// over until the init has killed and reaped them, also when the init
+// served a run before whose tree it saw gone. When Run returns, nothing
 // of the tree is left, not even a zombie: not after a while, at once. The
 // daemons' pids are looked up the moment Run returns (a stat each, some
 // microseconds), so that an init still killing them after the return is
@@ -199,6 +200,11 @@ func escapeMatrix(t *testing.T, h *hiccups) {
 func TestRunEndsWithWhatLeftTheGroup(t *testing.T) {
 	const daemons = 20
 	for i := range 5 {
+		// A run that leaves nothing first: the next run gets its init,
+		// whose last tree was gone.
+		if _, err := proc.Run(context.Background(), &proc.Spec{Args: []string{"true"}, Containment: corral.ContainmentProcessGroup}); err != nil {
+			t.Fatal(err)
+		}
 		tag := testutil.Tag(t)
 		pids := filepath.Join(t.TempDir(), "pids")
 		script := `: > PIDS
