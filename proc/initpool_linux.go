@@ -16,12 +16,12 @@ import (
 // the enclosure's holder fork one, milliseconds either way), handing a run
 // to an idle one costs a round trip. Idle inits hold nothing and die with
 // this process like any init (an enclosure's with its enclosure, which
-// lets go of them as it closes); a few are kept, for a while. The pool is the waiter of its inits: a check, armed
-// while any is idle, lets go of those idle longer than poolIdle and reaps
-// those that died while idle, so none is left a zombie or kept past its
-// time.
+// lets go of them as it closes); a few are kept, for a while. The pool is
+// the waiter of its inits: a check, armed while any is idle, lets go of
+// those idle longer than poolIdle and reaps those that died while idle, so
+// none is left a zombie or kept past its time.
 const (
-	poolMax   = 8                // idle inits kept per user
+	poolMax   = 8                // idle inits kept per user or enclosure
 	poolIdle  = 60 * time.Second // an init idle longer is let go
 	poolCheck = time.Second      // how often the idle inits are looked at
 )
