@@ -199,9 +199,12 @@ func TestRealClaudeHangIsIdle(t *testing.T) {
 // command it started in the background runs, and answers again when it
 // finishes: the second answer is the turn's.
 func TestRealClaudeBackgroundBashIsWaitedFor(t *testing.T) {
-	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 20 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Start the job."))
-	spec.IdleTimeout = 8 * time.Second // silent while the job runs: not idle
+	// Silent while the job runs, longer than the idle limit: not idle. The
+	// limit also bounds the CLI's start before its first line, which took
+	// more than 8 s with both cores busy.
+	spec.IdleTimeout = 15 * time.Second
 	r, evs := runReal(t, spec)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if r.Text != fakemodel.BackgroundFinal || r.Segments != 2 {
@@ -232,9 +235,9 @@ func TestRealClaudeBackgroundTimeoutStopsADevServer(t *testing.T) {
 // TestRealClaudeBackgroundSubagentIsWaitedFor: a sub-agent in the
 // background, whose results Claude Code reports together at the end.
 func TestRealClaudeBackgroundSubagentIsWaitedFor(t *testing.T) {
-	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 20 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Delegate the task."))
-	spec.IdleTimeout = 8 * time.Second
+	spec.IdleTimeout = 15 * time.Second // see TestRealClaudeBackgroundBashIsWaitedFor
 	r, _ := runReal(t, spec)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if r.Segments != 2 || !strings.HasPrefix(r.Text, fakemodel.FinalPrefix) || len(r.Tools) == 0 || r.Tools[0].Name != "Agent" {
@@ -249,7 +252,7 @@ func TestRealCodexYieldedCommandDoesNotHoldIdle(t *testing.T) {
 	srv := testutil.FakeModel(t, "yield", fakemodel.Options{Wait: 2 * time.Minute})
 	spec := realSpec(t, testutil.Codex(t, srv, "Run the command."))
 	spec.CommandYield = 2 * time.Second
-	spec.IdleTimeout = 8 * time.Second
+	spec.IdleTimeout = 15 * time.Second // the CLI's start counts too: see TestRealClaudeBackgroundBashIsWaitedFor
 	r, evs := runReal(t, spec)
 	expect(t, r, corral.StatusFailed, corral.ErrorIdle, headless.FinalizedByIdle)
 	use, ok := evs.first(headless.KindToolUse)
@@ -265,16 +268,16 @@ func TestRealCodexYieldedCommandDoesNotHoldIdle(t *testing.T) {
 // idle limit, waited for with wait_agent, is a tool call in the timeline
 // and holds the idle watchdog off.
 func TestRealCodexSubagentWaitIsNotIdle(t *testing.T) {
-	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 12 * time.Second})
+	srv := testutil.FakeModel(t, "subagent", fakemodel.Options{Wait: 20 * time.Second})
 	spec := realSpec(t, testutil.Codex(t, srv, "Delegate the task."))
-	spec.IdleTimeout = 8 * time.Second
+	spec.IdleTimeout = 15 * time.Second // see TestRealClaudeBackgroundBashIsWaitedFor
 	r, _ := runReal(t, spec)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if !strings.Contains(r.Text, fakemodel.SubagentAnswer) || len(r.Tools) != 2 {
 		t.Fatalf("text %q tools %+v", r.Text, r.Tools)
 	}
 	wait := r.Tools[1]
-	if wait.Name != "collab_tool_call" || !strings.HasPrefix(wait.Detail, "wait ") || wait.Open || wait.Duration() < 9*time.Second {
+	if wait.Name != "collab_tool_call" || !strings.HasPrefix(wait.Detail, "wait ") || wait.Open || wait.Duration() < 16*time.Second {
 		t.Errorf("wait call %+v", wait)
 	}
 }
