@@ -53,10 +53,22 @@ const (
 // of many slots, a benchmark): Start itself fails with the same error
 // only once a limit has been hit.
 func CheckCapacity(n int, tier corral.Containment) error {
+	return CheckCapacityFor(n, &Spec{Containment: tier})
+}
+
+// CheckCapacityFor is CheckCapacity for n more runs of s: what each run
+// holds follows from the whole spec, not its tier alone. A run whose
+// output streams are files of Stdio holds no pipe (on the cgroup tier,
+// one descriptor: its main process's pidfd); one with a SpillDir holds a
+// spill file per stream besides; one whose Stdin is a reader other than
+// a file, the pipe it is copied through; one with a Sandbox, an
+// Enclosure or a Guard, an init's control socket and pidfd, as on the
+// tiers without a cgroup.
+func CheckCapacityFor(n int, s *Spec) error {
 	if n <= 0 || mutant.CapacityUnchecked {
 		return nil
 	}
-	return checkCapacity(n, tier)
+	return checkCapacity(n, s)
 }
 
 // limitError is what CheckCapacity returns: what would be hit, and by how

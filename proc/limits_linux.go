@@ -15,6 +15,7 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // RaiseOpenFileLimit raises this process's soft RLIMIT_NOFILE to its hard
@@ -47,22 +48,36 @@ func raiseNoFile() {
 	unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
 }
 
-// perRun returns what a plain run of tier holds: descriptors, processes.
-func perRun(tier corral.Containment) (fds, procs int64) {
+// perRun returns what a run of s holds while its command runs:
+// descriptors, processes.
+func perRun(s *Spec) (fds, procs int64) {
+	tier := s.Containment
 	if tier == corral.ContainmentAuto {
 		if _, err := cgroup.Detect(); err == nil {
 			tier = corral.ContainmentCgroup
 		}
 	}
-	if tier == corral.ContainmentCgroup {
-		return cgroupFDsPerRun, cgroupProcessesPerRun
+	inited := tier != corral.ContainmentCgroup || s.Sandbox.Enabled() || s.Enclosure != nil || s.Guard != nil
+	fds, procs = cgroupFDsPerRun, cgroupProcessesPerRun
+	if inited {
+		fds, procs = FDsPerRun, ProcessesPerRun
 	}
-	return FDsPerRun, ProcessesPerRun
+	if s.Stdio != nil && !mutant.CapacitySpecBlind {
+		fds -= 2 // no output pipe
+	} else {
+		if s.SpillDir != "" {
+			fds += 2
+		}
+		if _, isFile := s.Stdin.(*os.File); s.Stdin != nil && !isFile {
+			fds++
+		}
+	}
+	return fds, procs
 }
 
-func checkCapacity(n int, tier corral.Containment) error {
+func checkCapacity(n int, s *Spec) error {
 	RaiseOpenFileLimit()
-	fdsEach, procsEach := perRun(tier)
+	fdsEach, procsEach := perRun(s)
 	var lim unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
 		used := int64(openFDs())
@@ -226,7 +241,7 @@ func limitCause(err error) error {
 	case errors.Is(err, syscall.ENFILE):
 		return fmt.Errorf("%w: %w: the system's table of open files is full (fs.file-max)", err, ErrLimit)
 	case errors.Is(err, syscall.EAGAIN):
-		if cerr := checkCapacity(1, corral.ContainmentAuto); cerr != nil {
+		if cerr := checkCapacity(1, &Spec{}); cerr != nil {
 			return fmt.Errorf("%w: %w", err, cerr)
 		}
 		return fmt.Errorf("%w: %w: no process could be created (a process limit: RLIMIT_NPROC, a cgroup's pids.max, the kernel's pid_max or threads-max)", err, ErrLimit)

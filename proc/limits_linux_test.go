@@ -64,6 +64,19 @@ func init() {
 		if err := proc.CheckCapacity(n, corral.ContainmentSubreaper); err != nil {
 			r.Err, r.IsLimit = err.Error(), errors.Is(err, proc.ErrLimit)
 		}
+	case "capacityfor":
+		// Subreaper-tier runs of the null device: no pipe, the init's
+		// socket and pidfd and the main process's pidfd; with SpillDir
+		// and captured output, two pipes and two spill files besides.
+		n, _ := strconv.Atoi(arg)
+		spec := &proc.Spec{Containment: corral.ContainmentSubreaper, Stdio: &[3]*os.File{}}
+		if err := proc.CheckCapacityFor(n, spec); err != nil {
+			r.Err, r.IsLimit = err.Error(), errors.Is(err, proc.ErrLimit)
+		}
+		spilled := &proc.Spec{Containment: corral.ContainmentSubreaper, SpillDir: os.TempDir()}
+		if err := proc.CheckCapacityFor(n/2, spilled); err == nil {
+			r.Command = "spilled runs accepted"
+		}
 	case "emfile":
 		var ps []*proc.Process
 		for len(ps) < 200 {
@@ -135,6 +148,20 @@ func TestCheckCapacityNamesTheOpenFileLimit(t *testing.T) {
 	}
 	if r := limited(t, "capacity 100", 1024, 1024); r.Err != "" {
 		t.Errorf("100 runs with 1,024 descriptors refused: %s", r.Err)
+	}
+}
+
+// TestCheckCapacityForCountsWhatTheSpecHolds proves that the capacity
+// asked for follows from the spec: with 1,024 descriptors, 300 runs whose
+// output goes to the null device (3 descriptors each) fit, while 150 that
+// capture their output and spill it (7 each) do not.
+func TestCheckCapacityForCountsWhatTheSpecHolds(t *testing.T) {
+	r := limited(t, "capacityfor 300", 1024, 1024)
+	if r.Err != "" {
+		t.Errorf("300 runs to the null device with 1,024 descriptors refused: %s", r.Err)
+	}
+	if r.Command != "" {
+		t.Errorf("150 runs with captured and spilled output with 1,024 descriptors: %s, want ErrLimit", r.Command)
 	}
 }
 

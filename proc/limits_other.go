@@ -2,8 +2,6 @@
 
 package proc
 
-import "github.com/corralrun/corral"
-
 // RaiseOpenFileLimit raises this process's soft RLIMIT_NOFILE to its hard
 // limit on Linux; elsewhere it does nothing (the Go runtime raises it on
 // other Unix systems at start, and Windows has no such limit) and returns
@@ -12,6 +10,6 @@ func RaiseOpenFileLimit() (soft, hard uint64, err error) { return 0, 0, nil }
 
 func raiseNoFile() {}
 
-func checkCapacity(n int, tier corral.Containment) error { return nil }
+func checkCapacity(n int, s *Spec) error { return nil }
 
 func limitCause(err error) error { return err }

@@ -15,6 +15,7 @@
 //	go run ./bench/scale -n 1000 -sleep 1 -tier subreaper
 //	go run ./bench/scale -starters 2              # Start from two goroutines
 //	go run ./bench/scale -n 1000 -sleep 60s -stop # stop them all once started: the teardown
+//	go run ./bench/scale -null                    # output to the null device: no pipes, 10,000 fit 20,000 descriptors
 //
 // The processes carry a token of this run in their environment; the
 // program checks that none is left and kills only those (by pid and start
@@ -54,6 +55,7 @@ func main() {
 	starters := flag.Int("starters", 1, "goroutines that call Start (or cmd.Start) concurrently")
 	peers := flag.String("peers", "os/exec,corral", "which to measure, in order")
 	stop := flag.Bool("stop", false, "stop every run once all have started (corral: Stop; os/exec: SIGTERM) and time the teardown instead: \"last end\" counts from the stop")
+	null := flag.Bool("null", false, "give every run the null device as its output instead of capturing it (corral: Spec.Stdio; os/exec: nil Stdout and Stderr): no pipes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole program to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -83,12 +85,16 @@ func main() {
 	exec.Command("true").Run()
 	settle()
 
-	fmt.Printf("# concurrent `sleep %v` runs: %v at once, %s, %d CPUs, %s, tier %q, %d starter(s)\n\n",
-		*sleep, ns, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04"), *tier, *starters)
+	output := "both streams captured"
+	if *null {
+		output = "output to the null device"
+	}
+	fmt.Printf("# concurrent `sleep %v` runs: %v at once, %s, %s, %d CPUs, %s, tier %q, %d starter(s)\n\n",
+		*sleep, ns, output, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04"), *tier, *starters)
 	fmt.Println("| runs | supervisor | start all | last end (from first start) | supervisor CPU / run | Go memory / run (heap + stacks) | RSS / run | fds / run | goroutines / run | threads added (peak) | errors | left after |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range ns {
-		if err := proc.CheckCapacity(n, corral.Containment(*tier)); err != nil {
+		if err := proc.CheckCapacityFor(n, corralRun{tier: corral.Containment(*tier), null: *null}.spec(*sleep, tag)); err != nil {
 			fmt.Printf("| %d | both | not run: %v |\n", n, err)
 			continue
 		}
@@ -96,9 +102,9 @@ func main() {
 			var r runner
 			switch peer {
 			case "os/exec":
-				r = osExec{}
+				r = osExec{null: *null}
 			case "corral":
-				r = corralRun{tier: corral.Containment(*tier)}
+				r = corralRun{tier: corral.Containment(*tier), null: *null}
 			default:
 				fmt.Fprintf(os.Stderr, "unknown peer %q\n", peer)
 				os.Exit(2)
@@ -118,15 +124,17 @@ type runner interface {
 	start(sleep time.Duration, tag string) (wait, stop func() error, err error)
 }
 
-type osExec struct{}
+type osExec struct{ null bool }
 
 func (osExec) name() string { return "os/exec" }
 
-func (osExec) start(sleep time.Duration, tag string) (func() error, func() error, error) {
+func (o osExec) start(sleep time.Duration, tag string) (func() error, func() error, error) {
 	cmd := exec.Command("sleep", seconds(sleep))
 	cmd.Env = append(os.Environ(), tag)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	if !o.null {
+		cmd.Stdout, cmd.Stderr = &out, &errb
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +148,10 @@ func (osExec) start(sleep time.Duration, tag string) (func() error, func() error
 	return wait, stop, nil
 }
 
-type corralRun struct{ tier corral.Containment }
+type corralRun struct {
+	tier corral.Containment
+	null bool
+}
 
 func (c corralRun) name() string {
 	if c.tier == "" {
@@ -149,10 +160,16 @@ func (c corralRun) name() string {
 	return "corral, " + string(c.tier)
 }
 
+func (c corralRun) spec(sleep time.Duration, tag string) *proc.Spec {
+	s := &proc.Spec{Args: []string{"sleep", seconds(sleep)}, Env: []string{tag}, Containment: c.tier, MaxOutput: 4096}
+	if c.null {
+		s.Stdio = &[3]*os.File{}
+	}
+	return s
+}
+
 func (c corralRun) start(sleep time.Duration, tag string) (func() error, func() error, error) {
-	p, err := proc.Start(context.Background(), &proc.Spec{
-		Args: []string{"sleep", seconds(sleep)}, Env: []string{tag}, Containment: c.tier, MaxOutput: 4096,
-	})
+	p, err := proc.Start(context.Background(), c.spec(sleep, tag))
 	if err != nil {
 		return nil, nil, err
 	}
