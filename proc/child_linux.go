@@ -208,7 +208,7 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 	}
 	fds := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd()}
 	pid, err := reaper.StartOwned(func() (int, error) {
-		pid, _, err := syscall.StartProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})
+		pid, err := startProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})
 		return pid, err
 	})
 	if err != nil {

@@ -55,8 +55,17 @@
 // the hard limit (the commands keep the limit the program started with).
 // CheckCapacity says, before any run starts, whether n more runs fit the
 // descriptors and processes this process and machine allow, naming the
-// limit they would hit; Start fails with the same ErrLimit once one is
-// hit.
+// limit they would hit (CheckCapacityFor counts what runs of a given Spec
+// hold: one whose output is Stdio holds no pipe); Start fails with the
+// same ErrLimit once one is hit.
+//
+// A start does not grow dearer with the runs held: a child's exec closes
+// each close-on-exec descriptor its parent had, so once this process
+// holds a few hundred descriptors, runs are started from a thread of
+// corral's whose descriptor table holds only what the child is given
+// (10,000 concurrent runs started in 14 s rather than 30 s, see
+// docs/benchmarks.md). That thread ends a quarter of a second after
+// the last such start.
 //
 // # Platforms
 //

@@ -12,3 +12,13 @@ const MaxLockedClocks = maxLockedClocks
 func LockedClocksPeak() int64 {
 	return lockedPeak.Swap(lockedNow.Load())
 }
+
+// LeanStarts counts the starts made from the lean thread.
+func LeanStarts() int64 { return lean.starts.Load() }
+
+// LeanRunning reports whether the lean thread exists.
+func LeanRunning() bool {
+	lean.mu.Lock()
+	defer lean.mu.Unlock()
+	return lean.reqs != nil
+}

@@ -187,7 +187,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	var pid int
 	start := func() {
 		pid, err = reaper.StartOwned(func() (int, error) {
-			pid, _, err := syscall.StartProcess(prog, []string{shim.Comm}, &syscall.ProcAttr{
+			pid, err := startProcess(prog, []string{shim.Comm}, &syscall.ProcAttr{
 				Env: shim.Environ(role), Files: files, Sys: sys})
 			return pid, err
 		})

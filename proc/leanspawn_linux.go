@@ -1,0 +1,266 @@
+package proc
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/mutant"
+)
+
+// A new process starts with a copy of its parent's descriptor table, and
+// its exec closes every close-on-exec descriptor of the copy, one at a
+// time: a supervisor holding 10,000 runs (a pidfd each, pipes) made each
+// start close 10,000 descriptors or more in the child, so that the starts
+// of n runs cost O(n²) (10,000 runs took 30 s to start, nine tenths of
+// the machine's time in the kernel's close-on-exec pass). os/exec pays
+// the same. Once the process holds many descriptors, starts are made
+// from a thread of this package whose descriptor table is its own
+// (close_range with CLOSE_RANGE_UNSHARE): it holds the standard streams,
+// the Go runtime's poller descriptors at their own numbers, and, for the
+// time of one start, the descriptors the child is given; the child's
+// exec has nothing else to close.
+
+// leanFrom is the descriptor number from which a start goes through the
+// lean thread: a fresh descriptor gets the lowest free number, so one of
+// a start's own descriptors at or above it means at least as many open.
+const leanFrom = 256
+
+// leanIdle is how long the lean thread outlives its last start.
+const leanIdle = 250 * time.Millisecond
+
+var lean struct {
+	mu     sync.Mutex
+	reqs   chan *leanReq // nil while there is no thread
+	quit   chan struct{}
+	idle   *time.Timer
+	broken atomic.Bool // the thread could not be made here: starts are direct
+	starts atomic.Int64
+}
+
+type leanReq struct {
+	path string
+	args []string
+	attr *syscall.ProcAttr
+	pid  int
+	err  error
+	done chan struct{}
+}
+
+// startProcess is syscall.StartProcess. When attr.Sys asks for the pidfd
+// of the new process, *attr.Sys.PidFD receives it either way (opened once
+// the child exists, when the lean thread started it: the child is owned
+// and unreaped, so its pid cannot have been reused).
+func startProcess(path string, args []string, attr *syscall.ProcAttr) (int, error) {
+	if !leanWanted(attr) {
+		pid, _, err := syscall.StartProcess(path, args, attr)
+		return pid, err
+	}
+	sys := *attr.Sys
+	pidfd := sys.PidFD
+	sys.PidFD = nil
+	a := *attr
+	a.Sys = &sys
+	pid, err := leanStart(path, args, &a)
+	if err != nil || pidfd == nil {
+		return pid, err
+	}
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		unix.CloseOnExec(fd)
+		*pidfd = fd
+	}
+	return pid, nil
+}
+
+// leanWanted reports whether a start of attr goes through the lean
+// thread: the process holds many descriptors, the thread can be made,
+// and the child does not depend on the thread that forks it (a
+// parent-death signal fires when that thread ends).
+func leanWanted(attr *syscall.ProcAttr) bool {
+	if mutant.LeanSpawnOff || lean.broken.Load() || attr.Sys == nil || attr.Sys.Pdeathsig != 0 {
+		return false
+	}
+	high := 0
+	for _, fd := range attr.Files {
+		if int(fd) > high {
+			high = int(fd)
+		}
+	}
+	if attr.Sys.UseCgroupFD && attr.Sys.CgroupFD > high {
+		high = attr.Sys.CgroupFD
+	}
+	return high >= leanFrom
+}
+
+// leanStart starts a process from the lean thread, making the thread if
+// there is none; where it cannot be made, the start is direct.
+func leanStart(path string, args []string, attr *syscall.ProcAttr) (int, error) {
+	lean.mu.Lock()
+	defer lean.mu.Unlock()
+	if lean.reqs == nil {
+		reqs, quit, ready := make(chan *leanReq), make(chan struct{}), make(chan error)
+		go leanThread(reqs, quit, ready)
+		if err := <-ready; err != nil {
+			lean.broken.Store(true)
+			pid, _, err := syscall.StartProcess(path, args, attr)
+			return pid, err
+		}
+		lean.reqs, lean.quit = reqs, quit
+		if lean.idle == nil {
+			lean.idle = time.AfterFunc(leanIdle, leanStop)
+		}
+	}
+	r := &leanReq{path: path, args: args, attr: attr, done: make(chan struct{})}
+	lean.reqs <- r
+	<-r.done
+	lean.idle.Reset(leanIdle)
+	lean.starts.Add(1)
+	return r.pid, r.err
+}
+
+// leanStop ends the lean thread once it has been idle for leanIdle.
+func leanStop() {
+	lean.mu.Lock()
+	defer lean.mu.Unlock()
+	if lean.reqs != nil {
+		close(lean.quit)
+		lean.reqs, lean.quit = nil, nil
+	}
+}
+
+// leanThread is the lean thread: it makes its descriptor table its own,
+// then serves starts until told to quit. Its goroutine never unlocks the
+// thread, so the thread, and its table, end with it; the Go runtime makes
+// no thread from a locked one (its template thread does), so no other
+// goroutine ever runs with this table. The loop waits on channels only:
+// a timer of this goroutine could make the runtime write to its poller's
+// eventfd from this thread, which is why that descriptor is kept at its
+// number.
+func leanThread(reqs chan *leanReq, quit chan struct{}, ready chan error) {
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread, whose table is the process's: the lean
+		// thread is another, started while this one is held.
+		held := make(chan error)
+		go leanThread(reqs, quit, held)
+		err := <-held
+		runtime.UnlockOSThread()
+		ready <- err
+		return
+	}
+	self, err := leanTable()
+	ready <- err
+	if err != nil {
+		return
+	}
+	for {
+		select {
+		case r := <-reqs:
+			r.pid, r.err = leanFork(self, r)
+			close(r.done)
+		case <-quit:
+			return
+		}
+	}
+}
+
+// leanTable gives this thread a descriptor table of its own holding the
+// standard streams and the runtime's eventfd and epoll descriptors (with
+// those of the program, which cannot be told apart and cost nothing to
+// keep) at their numbers, and returns a pidfd of this process in it.
+func leanTable() (self int, err error) {
+	ents, err := os.ReadDir("/proc/thread-self/fd")
+	if err != nil {
+		return -1, err
+	}
+	var keep []int
+	high := 2
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		if l, err := os.Readlink("/proc/thread-self/fd/" + e.Name()); err == nil && (strings.HasSuffix(l, "[eventfd]") || strings.HasSuffix(l, "[eventpoll]")) {
+			keep = append(keep, n)
+			high = max(high, n)
+		}
+	}
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_UNSHARE); err != nil {
+		return -1, err
+	}
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return -1, err
+	}
+	self = high + 1
+	if fd != self {
+		if err := unix.Dup3(fd, self, unix.O_CLOEXEC); err != nil {
+			return -1, err
+		}
+		unix.Close(fd)
+	}
+	for _, k := range keep {
+		// pidfd_getfd reads the process's table (its leader's), which
+		// this thread no longer shares.
+		fd, err := unix.PidfdGetfd(self, k, 0)
+		if err != nil {
+			return -1, err
+		}
+		if fd != k {
+			if err := unix.Dup3(fd, k, unix.O_CLOEXEC); err != nil {
+				return -1, err
+			}
+			unix.Close(fd)
+		}
+	}
+	return self, nil
+}
+
+// leanFork starts r from this thread: the descriptors it names are
+// fetched from the process's table for the time of the start.
+func leanFork(self int, r *leanReq) (int, error) {
+	attr := *r.attr
+	sys := *attr.Sys
+	attr.Sys = &sys
+	var got []int
+	defer func() {
+		for _, fd := range got {
+			unix.Close(fd)
+		}
+	}()
+	fetch := func(fd int) (int, error) {
+		if fd < 0 {
+			return fd, nil
+		}
+		n, err := unix.PidfdGetfd(self, fd, 0)
+		if err != nil {
+			return -1, err
+		}
+		got = append(got, n)
+		return n, nil
+	}
+	attr.Files = make([]uintptr, len(r.attr.Files))
+	for i, fd := range r.attr.Files {
+		n, err := fetch(int(fd))
+		if err != nil {
+			return 0, err
+		}
+		attr.Files[i] = uintptr(n)
+	}
+	if sys.UseCgroupFD {
+		n, err := fetch(sys.CgroupFD)
+		if err != nil {
+			return 0, err
+		}
+		sys.CgroupFD = n
+	}
+	pid, _, err := syscall.StartProcess(r.path, r.args, &attr)
+	return pid, err
+}
