@@ -22,3 +22,19 @@ func LeanRunning() bool {
 	defer lean.mu.Unlock()
 	return lean.reqs != nil
 }
+
+// LeanIdle is how long the lean thread outlives its last start.
+const LeanIdle = leanIdle
+
+// LeanKeep is how many children the lean thread may hand to the main thread.
+const LeanKeep = leanKeep
+
+// LeanTid returns the lean thread's tid, 0 while there is none.
+func LeanTid() int {
+	lean.mu.Lock()
+	defer lean.mu.Unlock()
+	if lean.reqs == nil {
+		return 0
+	}
+	return lean.tid
+}

@@ -33,13 +33,15 @@ import (
 // a start's own descriptors at or above it means at least as many open.
 const leanFrom = 256
 
-// leanIdle is how long the lean thread outlives its last start.
+// leanIdle is how long the lean thread outlives its last start, once few
+// of the processes it started are left (leanKeep).
 const leanIdle = 250 * time.Millisecond
 
 var lean struct {
 	mu     sync.Mutex
 	reqs   chan *leanReq // nil while there is no thread
 	quit   chan struct{}
+	tid    int // the thread's, written before it is ready
 	idle   *time.Timer
 	broken atomic.Bool // the thread could not be made here: starts are direct
 	starts atomic.Int64
@@ -125,14 +127,51 @@ func leanStart(path string, args []string, attr *syscall.ProcAttr) (int, error) 
 	return r.pid, r.err
 }
 
-// leanStop ends the lean thread once it has been idle for leanIdle.
+// leanStop ends the lean thread once it has been idle for leanIdle,
+// unless more than leanKeep of its children are left. A thread's children
+// pass, when it ends, to the first live thread of the process, the main
+// thread, whose list of children reaper.Orphans reads at every run's end
+// for the tree's orphans: 10,000 runs handed to it made each end read
+// 10,000 pids (a third of the supervisor's CPU at 3,000 runs), so the
+// thread stays while many live. A few (idle inits, which live on) cost
+// each read little.
 func leanStop() {
 	lean.mu.Lock()
 	defer lean.mu.Unlock()
-	if lean.reqs != nil {
-		close(lean.quit)
-		lean.reqs, lean.quit = nil, nil
+	if lean.reqs == nil {
+		return
 	}
+	if !mutant.LeanEndsWithChildren && threadChildren(lean.tid, leanKeep+1) > leanKeep {
+		lean.idle.Reset(leanIdle)
+		return
+	}
+	close(lean.quit)
+	lean.reqs, lean.quit = nil, nil
+}
+
+// leanKeep is how many children the lean thread may hand to the main
+// thread when it ends.
+const leanKeep = 64
+
+// threadChildren counts the children of this process's thread tid, live
+// or unreaped, up to atMost: the first bytes of its list, which the
+// kernel gives without walking the rest.
+func threadChildren(tid, atMost int) int {
+	fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(tid)+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 12*atMost) // a pid and a space: 8 bytes at most
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if err != nil || m == 0 {
+			break
+		}
+		n += m
+	}
+	return min(strings.Count(string(b[:n]), " "), atMost)
 }
 
 // leanThread is the lean thread: it makes its descriptor table its own,
@@ -156,6 +195,7 @@ func leanThread(reqs chan *leanReq, quit chan struct{}, ready chan error) {
 		return
 	}
 	self, err := leanTable()
+	lean.tid = unix.Gettid()
 	ready <- err
 	if err != nil {
 		return

@@ -2,6 +2,9 @@ package proc_test
 
 import (
 	"context"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +80,111 @@ func TestManyDescriptorsStayOutOfTheChildsStart(t *testing.T) {
 	if !testutil.Eventually(10*time.Second, func() bool { return !proc.LeanRunning() }) {
 		t.Error("the lean thread outlived its last start by 10 s")
 	}
+}
+
+// TestLeanThreadKeepsItsChildrenOffTheMainThread proves that the lean
+// thread does not end while many runs it started live: a thread's
+// children pass to the main thread when it ends, and the main thread's
+// list of children is what every run's end reads for its tree's orphans,
+// so handing it thousands of live runs made each end cost what they
+// number. Once they are gone, the thread ends.
+func TestLeanThreadKeepsItsChildrenOffTheMainThread(t *testing.T) {
+	testutil.CheckFDs(t)
+	tag := testutil.Tag(t)
+	defer testutil.AssertNoTagged(t, tag, 10*time.Second)
+	held := holdDescriptors(t, 400)
+	var ps []*proc.Process
+	defer func() {
+		for _, p := range ps {
+			p.Stop()
+			p.Wait()
+		}
+	}()
+	for range proc.LeanKeep + 8 {
+		p, err := proc.Start(context.Background(), &proc.Spec{
+			Args:  []string{"sleep", "600"},
+			Env:   []string{testutil.TagEnvVar(tag)},
+			Stdio: &[3]*os.File{},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	tid := proc.LeanTid()
+	if tid == 0 {
+		t.Fatal("with 400 descriptors held, no lean thread started the runs")
+	}
+	children := childrenOf(t, tid)
+	if len(children) < len(ps) {
+		t.Fatalf("the lean thread %d has children %v, want at least the %d runs'", tid, children, len(ps))
+	}
+	// Eight times the idle time after which the thread would end without
+	// its children: a bounded watch of what must not happen.
+	watch := time.Now().Add(8 * proc.LeanIdle)
+	for time.Now().Before(watch) {
+		main := childrenOf(t, os.Getpid())
+		for _, c := range children {
+			if slices.Contains(main, c) {
+				t.Fatalf("run %d passed to the main thread's children (%d of them): the lean thread ended while %d runs it started lived", c, len(main), len(ps))
+			}
+		}
+		if !proc.LeanRunning() {
+			t.Fatalf("the lean thread ended while %d runs it started lived", len(ps))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, p := range ps {
+		p.Stop()
+		p.Wait()
+	}
+	ps = nil
+	closeAll(held)
+	if !testutil.Eventually(10*time.Second, func() bool { return !proc.LeanRunning() }) {
+		t.Error("the lean thread outlived its last start and its children by 10 s")
+	}
+}
+
+// holdDescriptors opens n descriptors of the null device, closed when the
+// test ends unless closeAll closed them first.
+func holdDescriptors(t *testing.T, n int) *[]int {
+	t.Helper()
+	held := &[]int{}
+	t.Cleanup(func() { closeAll(held) })
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*held = append(*held, null)
+	for len(*held) < n {
+		fd, err := unix.FcntlInt(uintptr(null), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*held = append(*held, fd)
+	}
+	return held
+}
+
+func closeAll(held *[]int) {
+	for _, fd := range *held {
+		unix.Close(fd)
+	}
+	*held = nil
+}
+
+// childrenOf returns the children of this process's thread tid.
+func childrenOf(t *testing.T, tid int) []int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
