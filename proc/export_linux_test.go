@@ -29,12 +29,9 @@ const LeanIdle = leanIdle
 // LeanKeep is how many children the lean thread may hand to the main thread.
 const LeanKeep = leanKeep
 
-// LeanTid returns the lean thread's tid, 0 while there is none.
-func LeanTid() int {
+// LeanTids returns the lean threads' tids, none while there are none.
+func LeanTids() []int {
 	lean.mu.Lock()
 	defer lean.mu.Unlock()
-	if lean.reqs == nil {
-		return 0
-	}
-	return lean.tid
+	return append([]int(nil), lean.tids...)
 }

@@ -37,14 +37,32 @@ const leanFrom = 256
 // of the processes it started are left (leanKeep).
 const leanIdle = 250 * time.Millisecond
 
+// leanThreads is how many lean threads serve starts at once: a start
+// holds its thread until the child's exec has replaced its memory (the
+// fork is a vfork), so a single thread left cores idle while 10,000 runs
+// started (a quarter of the machine's time).
+func leanThreads() int {
+	if mutant.LeanOneThread {
+		return 1
+	}
+	return min(max(runtime.GOMAXPROCS(0), 1), 4)
+}
+
 var lean struct {
-	mu     sync.Mutex
-	reqs   chan *leanReq // nil while there is no thread
-	quit   chan struct{}
-	tid    int // the thread's, written before it is ready
-	idle   *time.Timer
-	broken atomic.Bool // the thread could not be made here: starts are direct
-	starts atomic.Int64
+	mu       sync.Mutex
+	reqs     chan *leanReq // nil while there are no threads
+	quit     chan struct{}
+	tids     []int // the threads'
+	inflight int   // starts sent to, or being made by, the threads
+	idle     *time.Timer
+	broken   atomic.Bool // the threads could not be made here: starts are direct
+	starts   atomic.Int64
+}
+
+// leanReady is what a lean thread reports once it is made.
+type leanReady struct {
+	tid int
+	err error
 }
 
 type leanReq struct {
@@ -101,30 +119,56 @@ func leanWanted(attr *syscall.ProcAttr) bool {
 	return high >= leanFrom
 }
 
-// leanStart starts a process from the lean thread, making the thread if
-// there is none; where it cannot be made, the start is direct.
+// leanStart starts a process from a lean thread, making the threads if
+// there are none; where they cannot be made, the start is direct.
 func leanStart(path string, args []string, attr *syscall.ProcAttr) (int, error) {
 	lean.mu.Lock()
-	defer lean.mu.Unlock()
-	if lean.reqs == nil {
-		reqs, quit, ready := make(chan *leanReq), make(chan struct{}), make(chan error)
-		go leanThread(reqs, quit, ready)
-		if err := <-ready; err != nil {
-			lean.broken.Store(true)
-			pid, _, err := syscall.StartProcess(path, args, attr)
-			return pid, err
-		}
-		lean.reqs, lean.quit = reqs, quit
-		if lean.idle == nil {
-			lean.idle = time.AfterFunc(leanIdle, leanStop)
-		}
+	if lean.reqs == nil && !leanMake() {
+		lean.mu.Unlock()
+		pid, _, err := syscall.StartProcess(path, args, attr)
+		return pid, err
 	}
+	reqs := lean.reqs
+	lean.inflight++ // leanStop keeps the threads while a start is in flight
+	lean.mu.Unlock()
 	r := &leanReq{path: path, args: args, attr: attr, done: make(chan struct{})}
-	lean.reqs <- r
+	reqs <- r
 	<-r.done
+	lean.mu.Lock()
+	lean.inflight--
 	lean.idle.Reset(leanIdle)
+	lean.mu.Unlock()
 	lean.starts.Add(1)
 	return r.pid, r.err
+}
+
+// leanMake makes the lean threads, with lean.mu held; where one cannot be
+// made, it ends those that were and marks the threads broken.
+func leanMake() bool {
+	reqs, quit, ready := make(chan *leanReq), make(chan struct{}), make(chan leanReady)
+	n := leanThreads()
+	for range n {
+		go leanThread(reqs, quit, ready)
+	}
+	var tids []int
+	var failed error
+	for range n {
+		if r := <-ready; r.err != nil {
+			failed = r.err
+		} else {
+			tids = append(tids, r.tid)
+		}
+	}
+	if failed != nil {
+		close(quit)
+		lean.broken.Store(true)
+		return false
+	}
+	lean.reqs, lean.quit, lean.tids = reqs, quit, tids
+	if lean.idle == nil {
+		lean.idle = time.AfterFunc(leanIdle, leanStop)
+	}
+	return true
 }
 
 // leanStop ends the lean thread once it has been idle for leanIdle,
@@ -141,12 +185,24 @@ func leanStop() {
 	if lean.reqs == nil {
 		return
 	}
-	if !mutant.LeanEndsWithChildren && threadChildren(lean.tid, leanKeep+1) > leanKeep {
+	if lean.inflight > 0 || !mutant.LeanEndsWithChildren && leanChildren() > leanKeep {
 		lean.idle.Reset(leanIdle)
 		return
 	}
 	close(lean.quit)
-	lean.reqs, lean.quit = nil, nil
+	lean.reqs, lean.quit, lean.tids = nil, nil, nil
+}
+
+// leanChildren counts the lean threads' children, up to leanKeep+1.
+func leanChildren() int {
+	n := 0
+	for _, tid := range lean.tids {
+		n += threadChildren(tid, leanKeep+1-n)
+		if n > leanKeep {
+			break
+		}
+	}
+	return n
 }
 
 // leanKeep is how many children the lean thread may hand to the main
@@ -182,21 +238,20 @@ func threadChildren(tid, atMost int) int {
 // a timer of this goroutine could make the runtime write to its poller's
 // eventfd from this thread, which is why that descriptor is kept at its
 // number.
-func leanThread(reqs chan *leanReq, quit chan struct{}, ready chan error) {
+func leanThread(reqs chan *leanReq, quit chan struct{}, ready chan leanReady) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread, whose table is the process's: the lean
 		// thread is another, started while this one is held.
-		held := make(chan error)
+		held := make(chan leanReady)
 		go leanThread(reqs, quit, held)
-		err := <-held
+		r := <-held
 		runtime.UnlockOSThread()
-		ready <- err
+		ready <- r
 		return
 	}
 	self, err := leanTable()
-	lean.tid = unix.Gettid()
-	ready <- err
+	ready <- leanReady{tid: unix.Gettid(), err: err}
 	if err != nil {
 		return
 	}
