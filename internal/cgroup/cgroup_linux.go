@@ -116,15 +116,20 @@ func findMount() (string, error) {
 // leaves where the hierarchy offers them, and returns those enabled. Every
 // level between the mount and dir must enable them for its children.
 func enableControllers(mount, dir string) []string {
+	// A controller the hierarchy does not offer cannot be enabled below
+	// it: not tried (two failed writes a command on a hybrid hierarchy).
+	offered := readCgroupFile(filepath.Join(mount, "cgroup.controllers"))
 	var enabled []string
 	for _, c := range []string{"pids", "memory"} {
+		if !hasField(offered, c) {
+			continue
+		}
 		ok := true
 		for p := mount; ; p = filepath.Join(p, nextElem(dir, p)) {
-			if !hasController(filepath.Join(p, "cgroup.subtree_control"), c) {
-				if os.WriteFile(filepath.Join(p, "cgroup.subtree_control"), []byte("+"+c), 0) != nil {
-					ok = false
-					break
-				}
+			control := filepath.Join(p, "cgroup.subtree_control")
+			if !hasField(readCgroupFile(control), c) && writeCgroupFile(control, "+"+c) != nil {
+				ok = false
+				break
 			}
 			if p == dir {
 				break
@@ -144,17 +149,39 @@ func nextElem(dir, p string) string {
 	return elem
 }
 
-func hasController(file, c string) bool {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	for _, f := range strings.Fields(string(b)) {
+func hasField(text, c string) bool {
+	for _, f := range strings.Fields(text) {
 		if f == c {
 			return true
 		}
 	}
 	return false
+}
+
+// readCgroupFile returns a small cgroup file's text, empty if it cannot
+// be read: a plain open, read and close (an os.File would join the
+// runtime's poller and leave it, four system calls more).
+func readCgroupFile(path string) string {
+	b, err := procfs.ReadFile(path, make([]byte, 0, 512))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// writeCgroupFile writes text to a cgroup file in one write.
+func writeCgroupFile(path, text string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	for {
+		_, err = unix.Write(fd, []byte(text))
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // Leaf is one run's cgroup.
