@@ -25,23 +25,7 @@ import (
 // command's streams where they belong; and that the thread ends once
 // starts stop.
 func TestManyDescriptorsStayOutOfTheChildsStart(t *testing.T) {
-	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := []int{null}
-	defer func() {
-		for _, fd := range held {
-			unix.Close(fd)
-		}
-	}()
-	for len(held) < 400 {
-		fd, err := unix.FcntlInt(uintptr(null), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, fd)
-	}
+	held := holdDescriptors(t, 400)
 	tiers := []corral.Containment{corral.ContainmentSubreaper}
 	if _, err := cgroup.Detect(); err == nil {
 		tiers = append(tiers, corral.ContainmentCgroup)
@@ -71,13 +55,10 @@ func TestManyDescriptorsStayOutOfTheChildsStart(t *testing.T) {
 			}
 		}
 		if got := proc.LeanStarts() - before; got < 1 {
-			t.Errorf("%s: with %d descriptors held, %d starts were made from the lean thread, want at least 1", tier, len(held), got)
+			t.Errorf("%s: with %d descriptors held, %d starts were made from the lean thread, want at least 1", tier, len(*held), got)
 		}
 	}
-	for _, fd := range held {
-		unix.Close(fd)
-	}
-	held = nil
+	closeAll(held)
 	if !testutil.Eventually(10*time.Second, func() bool { return !proc.LeanRunning() }) {
 		t.Error("the lean thread outlived its last start by 10 s")
 	}
