@@ -1,5 +1,7 @@
 package proc
 
+import "strings"
+
 // SweepBoxTmps is sweepBoxTmps, for the tests of proc_test.
 var SweepBoxTmps = sweepBoxTmps
 
@@ -34,4 +36,36 @@ func LeanTids() []int {
 	lean.mu.Lock()
 	defer lean.mu.Unlock()
 	return append([]int(nil), lean.tids...)
+}
+
+// StartedAhead counts the inits started ahead of runs.
+func StartedAhead() int64 { return warm.started.Load() }
+
+// TakenAhead counts the runs that took an init started ahead.
+func TakenAhead() int64 { return warm.taken.Load() }
+
+// StartingAhead reports whether inits are being started ahead.
+func StartingAhead() bool {
+	warm.mu.Lock()
+	defer warm.mu.Unlock()
+	return len(warm.running) > 0
+}
+
+// ForgetStarts forgets the starts that found no idle init and lets go of
+// the idle inits of plain runs: the next plain start of an init's tier is
+// a lone one.
+func ForgetStarts() {
+	warm.mu.Lock()
+	warm.lastCold = nil
+	warm.mu.Unlock()
+	var out []*idleInit
+	pool.mu.Lock()
+	for key, list := range pool.idle {
+		if !strings.HasPrefix(key, "enclosure:") {
+			out = append(out, list...)
+			delete(pool.idle, key)
+		}
+	}
+	pool.mu.Unlock()
+	letGoAll(out)
 }

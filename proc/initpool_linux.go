@@ -34,6 +34,7 @@ type idleInit struct {
 	fd    *os.File // its pidfd
 	own   bool     // this process's child, to reap (an enclosure's holder reaps its own)
 	since time.Time
+	fresh bool // started ahead (initwarm_linux.go): it has served no run
 }
 
 var pool struct {
@@ -71,8 +72,9 @@ func shutPool(e *enclosureImpl) {
 	letGoAll(list)
 }
 
-// takeIdle gives c an idle init of the user key, if there is one.
-func (c *initChild) takeIdle(key string) bool {
+// takeIdle gives c an idle init of the user key, if there is one, and
+// says whether it was started ahead and has served no run.
+func (c *initChild) takeIdle(key string) (taken, fresh bool) {
 	pool.mu.Lock()
 	list := pool.idle[key]
 	var in *idleInit
@@ -81,11 +83,11 @@ func (c *initChild) takeIdle(key string) bool {
 	}
 	pool.mu.Unlock()
 	if in == nil {
-		return false
+		return false, false
 	}
 	shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
 	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, in.own
-	return true
+	return true, in.fresh
 }
 
 // putIdle keeps c's init for another run, or reports false when the pool
@@ -99,12 +101,7 @@ func (c *initChild) putIdle() bool {
 	list, stale := spoiled(pool.idle[c.poolKey], now)
 	ok := len(list) < poolMax && (c.encl == nil || !c.encl.impl.poolShut)
 	if ok {
-		list = append(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now})
-		shim.Keep(c.ctl.Fd(), int(c.initFD.Fd()))
-		if !pool.watching {
-			pool.watching = true
-			time.AfterFunc(poolCheck, checkPool)
-		}
+		list = addIdleLocked(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now})
 	}
 	if len(list) > 0 {
 		pool.idle[c.poolKey] = list
@@ -114,6 +111,32 @@ func (c *initChild) putIdle() bool {
 	pool.mu.Unlock()
 	letGoAll(stale)
 	return ok
+}
+
+// keepIdle puts in, an init started ahead, in the pool of key, or reports
+// false when the pool is full.
+func keepIdle(key string, in *idleInit) bool {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if pool.idle == nil {
+		pool.idle = map[string][]*idleInit{}
+	}
+	if len(pool.idle[key]) >= poolMax {
+		return false
+	}
+	pool.idle[key] = addIdleLocked(pool.idle[key], in)
+	return true
+}
+
+// addIdleLocked appends in to list, keeps its descriptors and arms the
+// pool's check; pool.mu is held.
+func addIdleLocked(list []*idleInit, in *idleInit) []*idleInit {
+	shim.Keep(in.ctl.Fd(), int(in.fd.Fd()))
+	if !pool.watching {
+		pool.watching = true
+		time.AfterFunc(poolCheck, checkPool)
+	}
+	return append(list, in)
 }
 
 // spoiled splits list into the inits still fit to serve and those idle

@@ -92,12 +92,21 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	for {
 		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
 			exit: make(chan struct{}), reader: make(chan struct{})}
-		reused := false
+		reused, fresh := false, false
 		if pooled {
-			reused = c.takeIdle(key)
+			reused, fresh = c.takeIdle(key)
 		}
-		c.reused = reused
+		// An init started ahead sends its own pidfd with its first run.
+		c.reused = reused && !fresh
+		if fresh || (reused && mutant.PrestartChurn) {
+			tookWarm(key, a.cred)
+		}
 		if !reused {
+			if pooled && (ia.encl == nil || mutant.PrestartEnclosure) {
+				// Only a plain run's init is started ahead: an
+				// enclosure's are its holder's, in its namespaces.
+				noteCold(key, a.cred)
+			}
 			ctl, shimEnd, err := shim.Pair()
 			if err != nil {
 				c.abandonInit()

@@ -332,8 +332,11 @@ func concurrent() {
 		peakG := 0
 		var tierUsed corral.Containment
 		procs := make([]*proc.Process, 0, n)
+		starts := make([]time.Duration, 0, n)
 		for i := 0; i < n; i++ {
+			t0 := time.Now()
 			p, err := proc.Start(context.Background(), &proc.Spec{Args: []string{"sleep", "1"}, Containment: tier, MaxOutput: 4096})
+			starts = append(starts, time.Since(t0))
 			if err != nil {
 				errs <- err
 				continue
@@ -358,10 +361,12 @@ func concurrent() {
 			nerr++
 		}
 		sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+		sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 		procs = nil
 		runtime.GC()
-		fmt.Printf("- %s: wall %v for %d runs (%d errors); run duration p50 %v p99 %v; during: %d goroutines, RSS %.1f MiB\n",
-			tierUsed, wall.Round(time.Millisecond), len(durs), nerr, durs[len(durs)/2].Round(time.Millisecond), durs[len(durs)*99/100].Round(time.Millisecond), peakG, float64(peakRSS)/(1<<20))
+		fmt.Printf("- %s: wall %v for %d runs (%d errors); Start p50 %v p99 %v; run duration p50 %v p99 %v; during: %d goroutines, RSS %.1f MiB\n",
+			tierUsed, wall.Round(time.Millisecond), len(durs), nerr, starts[len(starts)/2].Round(time.Microsecond), starts[len(starts)*99/100].Round(time.Microsecond),
+			durs[len(durs)/2].Round(time.Millisecond), durs[len(durs)*99/100].Round(time.Millisecond), peakG, float64(peakRSS)/(1<<20))
 	}
 	time.Sleep(300 * time.Millisecond)
 	runtime.GC()
