@@ -2,7 +2,6 @@ package proc_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -31,34 +30,16 @@ func TestABurstOfStartsTakesInitsStartedAhead(t *testing.T) {
 	becomeSubreaper(t)
 	testutil.CheckFDs(t)
 	tag := testutil.Tag(t)
-	defer testutil.AssertNoTagged(t, tag, 10*time.Second)
-	defer testutil.AssertNoZombies(t, 10*time.Second)
+	// Cleanups, so that they look after the runs' own (last in, first out).
+	t.Cleanup(func() { testutil.AssertNoZombies(t, 10*time.Second) })
+	t.Cleanup(func() { testutil.AssertNoTagged(t, tag, 10*time.Second) })
 	lonePlainStart(t)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	const n = 30
 	started, taken := proc.StartedAhead(), proc.TakenAhead()
-	var ps []*proc.Process
-	defer func() {
-		for _, p := range ps {
-			p.Stop()
-			p.Wait()
-		}
-	}()
-	for range n {
-		p, err := proc.Start(context.Background(), &proc.Spec{
-			Args: []string{"sh", "-c", "cat; echo done"}, Stdin: r, Env: []string{testutil.TagEnvVar(tag)},
-			Containment: corral.ContainmentSubreaper,
-		})
-		if err != nil {
-			t.Fatalf("run %d: %v", len(ps), err)
-		}
-		ps = append(ps, p)
-	}
-	r.Close()
+	ps, w := startReading(t, n, proc.Spec{
+		Args: []string{"sh", "-c", "cat; echo done"}, Env: []string{testutil.TagEnvVar(tag)},
+		Containment: corral.ContainmentSubreaper,
+	})
 	gotStarted, gotTaken := proc.StartedAhead()-started, proc.TakenAhead()-taken
 	t.Logf("%d runs started one after another: %d inits started ahead, %d runs took one", n, gotStarted, gotTaken)
 	if gotTaken < 1 {
@@ -71,7 +52,6 @@ func TestABurstOfStartsTakesInitsStartedAhead(t *testing.T) {
 			t.Fatalf("run: %v, exit %d, stdout %q, %d survivors", err, res.ExitCode, res.Stdout.Text(), res.Survivors)
 		}
 	}
-	ps = nil
 	lonePlainStart(t) // the idle inits go: the zombie check counts on it
 }
 

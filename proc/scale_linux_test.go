@@ -158,29 +158,10 @@ func TestEndingRunsHoldAtMostMaxLockedClocks(t *testing.T) {
 		t.Skip(err)
 	}
 	tag := testutil.Tag(t)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ps := make([]*proc.Process, 0, n)
-	defer func() {
-		for _, p := range ps {
-			p.Stop()
-			p.Wait()
-		}
-	}()
-	for range n {
-		p, err := proc.Start(context.Background(), &proc.Spec{
-			Args: []string{"bash", "-c", "sleep 600 & exec cat"}, Stdin: r, Env: []string{testutil.TagEnvVar(tag)},
-			Containment: tier, Drain: 3 * time.Second, MaxOutput: 1024,
-		})
-		if err != nil {
-			t.Fatalf("run %d: %v", len(ps), err)
-		}
-		ps = append(ps, p)
-	}
-	r.Close()
+	ps, w := startReading(t, n, proc.Spec{
+		Args: []string{"bash", "-c", "sleep 600 & exec cat"}, Env: []string{testutil.TagEnvVar(tag)},
+		Containment: tier, Drain: 3 * time.Second, MaxOutput: 1024,
+	})
 	testutil.WaitFor(t, time.Minute, "every run's cat and background job", func() bool { return len(testutil.Tagged(tag)) >= 2*n })
 	proc.LockedClocksPeak()
 	w.Close() // every cat exits; each run drains what its job holds open
@@ -189,7 +170,6 @@ func TestEndingRunsHoldAtMostMaxLockedClocks(t *testing.T) {
 			t.Fatalf("run: %v, exit %d", err, res.ExitCode)
 		}
 	}
-	ps = nil
 	peak := proc.LockedClocksPeak()
 	t.Logf("%d runs ending together, each for its drain: at most %d held a thread for corral's own clock at once", n, peak)
 	if peak > proc.MaxLockedClocks {
@@ -197,4 +177,35 @@ func TestEndingRunsHoldAtMostMaxLockedClocks(t *testing.T) {
 	}
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
 	testutil.AssertNoZombies(t, 5*time.Second)
+}
+
+// startReading starts n runs of spec, each with the same pipe as its
+// stdin, and returns them with the pipe's writer: closing it ends every
+// run that reads to the end. When the test ends, the writer is closed and
+// what still runs is stopped and waited for.
+func startReading(t *testing.T, n int, spec proc.Spec) ([]*proc.Process, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ps := make([]*proc.Process, 0, n)
+	t.Cleanup(func() {
+		w.Close()
+		for _, p := range ps {
+			p.Stop()
+			p.Wait()
+		}
+	})
+	spec.Stdin = r
+	for range n {
+		s := spec
+		p, err := proc.Start(context.Background(), &s)
+		if err != nil {
+			t.Fatalf("run %d: %v", len(ps), err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, w
 }
