@@ -139,16 +139,21 @@ func startAhead(cred *Credential) (*idleInit, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Kept from the first: the pool's, not a run's.
+	shim.Keep(ctl.Fd())
 	c := &initChild{ctl: ctl}
 	err = c.forkInit(&spawnAttr{cred: cred}, initAttr{}, shimEnd)
 	shimEnd.Close()
 	if err == nil && c.initFD == nil {
+		shim.Unkeep(ctl.Fd())
 		c.abandonInit() // without its pidfd the pool cannot tell it died
 		return nil, errNoPidfd
 	}
 	if err != nil {
+		shim.Unkeep(ctl.Fd())
 		ctl.Close()
 		return nil, err
 	}
+	shim.Keep(int(c.initFD.Fd()))
 	return &idleInit{ctl: ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: true, since: time.Now(), fresh: true}, nil
 }

@@ -130,8 +130,20 @@ func startSupervisor(t *testing.T, tag, how string) (*exec.Cmd, supervised) {
 	if err := json.Unmarshal([]byte(line), &s); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the daemon to finish starting, so that all five are there.
-	testutil.WaitFor(t, 20*time.Second, "the supervisor's tree to be up", func() bool { return len(testutil.Tagged(tag)) >= 5 })
+	// Wait for the daemon to finish starting, so that all five are there:
+	// five sleeps (the script's last command is its bash, executed). The
+	// steps on the daemon's way (setsid, env, its bash) are tagged too, in
+	// their arguments, and counting them could end the wait before the
+	// daemon runs.
+	testutil.WaitFor(t, 20*time.Second, "the supervisor's tree to be up", func() bool {
+		sleeps := 0
+		for _, st := range testutil.Tagged(tag) {
+			if st.Comm == "sleep" {
+				sleeps++
+			}
+		}
+		return sleeps >= 5
+	})
 	return cmd, s
 }
 
@@ -146,6 +158,11 @@ func TestReclaimKillsTheTreeOfADeadSupervisor(t *testing.T) {
 		t.Run(string(tier), func(t *testing.T) {
 			becomeSubreaper(t)
 			tag := testutil.Tag(t)
+			if tier != corral.ContainmentCgroup {
+				// What the test reaps itself (below), reaped even if it
+				// fails first, so that no later test finds the zombie.
+				t.Cleanup(testutil.ReapZombies)
+			}
 			cmd, s := startSupervisor(t, tag, string(tier))
 			h := s.Handle
 			// The binding goes first, then the supervisor, neither with a

@@ -126,6 +126,12 @@ func FDs() int {
 	return len(ents)
 }
 
+// UnkeptFDs returns how many file descriptors this process has open,
+// leaving out those corral keeps beyond any run (its guardian's pipe, its
+// idle inits' sockets and pidfds, whose number the pool bounds): what its
+// runs hold, and the process's own.
+func UnkeptFDs() int { return len(fdTargets()) }
+
 // CheckFDs records the descriptor count now and, when the test ends, fails
 // it if the count has not come back to that within a few seconds, naming
 // what the new descriptors point to.

@@ -22,6 +22,9 @@ func AssertNoZombies(t testing.TB, timeout time.Duration) {}
 // FDs is only implemented on Linux; it returns -1.
 func FDs() int { return -1 }
 
+// UnkeptFDs is only implemented on Linux; it returns -1.
+func UnkeptFDs() int { return -1 }
+
 // CheckFDs is only implemented on Linux.
 func CheckFDs(t testing.TB) {}
 
