@@ -112,12 +112,33 @@ func TestOpenRefusesWhatTheServerCannotTake(t *testing.T) {
 	if _, err := admin.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{db}.Sanitize()+" CONNECTION LIMIT 6"); err != nil {
 		t.Fatal(err)
 	}
+	// A refused Open has closed its connection, but the server counts it
+	// until its backend has exited, which it does on its own time.
+	onlyAdmin := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var n int
+			if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = $1", db).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n <= 1 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections to %s 10 s after a refused Open, want the admin's alone", n, db)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	// The admin connection is one of the database's six.
+	onlyAdmin()
 	_, err = postgres.Open(ctx, postgres.Options{URL: u, MaxConns: 6})
 	if err == nil || !strings.Contains(err.Error(), "CONNECTION LIMIT 6") {
 		t.Fatalf("6 connections to a database that takes 5 more: %v, want an error naming its limit", err)
 	}
 	t.Log(err)
+	onlyAdmin()
 	s, err := postgres.Open(ctx, postgres.Options{URL: u, MaxConns: 5})
 	if err != nil {
 		t.Fatalf("5 connections to a database that takes 5 more: %v", err)
