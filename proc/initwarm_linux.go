@@ -20,13 +20,12 @@ import (
 // of the first (a burst, not a lone command) has inits started ahead, in
 // the background, until warmDepth are idle; and a run that takes one of
 // those and leaves fewer has them made up, so that the next start finds
-// one idle, up and answering. A supervisor
-// that runs one command after another takes an idle init and gives it
-// back: the pool stays full and nothing is started ahead that would only
-// push the returning init out. When the starts stop, so does this: what
-// is left are idle inits, let go after poolIdle like any (they hold
-// nothing and die with this process). A program that starts one run (the
-// corral CLI) starts nothing ahead.
+// one idle, up and answering. A supervisor that runs one command after
+// another takes an idle init and gives it back: the pool stays full and
+// nothing is started ahead that would only push the returning init out.
+// When the starts stop, so does this: what is left are idle inits, let go
+// after poolIdle like any (they hold nothing and die with this process). A
+// program that starts one run (the corral CLI) starts nothing ahead.
 const warmWindow = time.Second
 
 // warmDepth is how many inits a burst keeps idle or starting: two a CPU
