@@ -199,12 +199,13 @@ func TestRealClaudeHangIsIdle(t *testing.T) {
 // command it started in the background runs, and answers again when it
 // finishes: the second answer is the turn's.
 func TestRealClaudeBackgroundBashIsWaitedFor(t *testing.T) {
-	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 20 * time.Second})
+	srv := testutil.FakeModel(t, "background", fakemodel.Options{Wait: 40 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Start the job."))
 	// Silent while the job runs, longer than the idle limit: not idle. The
 	// limit also bounds the CLI's start before its first line, which took
-	// more than 8 s with both cores busy.
-	spec.IdleTimeout = 15 * time.Second
+	// more than 8 s with both cores busy, and more than 15 s once in a full
+	// suite beside two busy loops.
+	spec.IdleTimeout = 30 * time.Second
 	r, evs := runReal(t, spec)
 	expect(t, r, corral.StatusSucceeded, corral.ErrorNone, headless.FinalizedByResult)
 	if r.Text != fakemodel.BackgroundFinal || r.Segments != 2 {
