@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -395,8 +394,19 @@ func (c *linuxChild) binding() (string, string) {
 }
 
 func (c *initChild) binding() (string, string) { return c.bound, "" }
-func (c *linuxChild) limitsNote() string       { return c.limits }
-func (c *linuxChild) exited() <-chan struct{}  { return c.exit }
+
+// detachNote says why processes a run detached end with this process
+// after all, when they do.
+func (c *linuxChild) detachNote() string {
+	if t, ok := c.tree.(*cgroupTree); ok {
+		return t.detachNote
+	}
+	return ""
+}
+
+func (c *initChild) detachNote() string       { return c.detachErr }
+func (c *linuxChild) limitsNote() string      { return c.limits }
+func (c *linuxChild) exited() <-chan struct{} { return c.exit }
 
 func (c *linuxChild) signalMain(sig syscall.Signal) error {
 	if c.pidfd != nil {
@@ -666,11 +676,9 @@ func (c *linuxChild) finish(detach bool) (exitStatus, error) {
 	}
 	if kept := c.tree.release(detach); kept != nil {
 		// Detached processes live on: keep reaping them as they go, and
-		// let them outlive this process.
+		// let them outlive this process (a cgroup leaf was moved out of
+		// the guardian's reach).
 		reaper.RegisterUntil(c.tree.claim, kept)
-		if c.guardian != nil && c.tree.cgroupPath() != "" {
-			c.guardian.Detach(filepath.Base(c.tree.cgroupPath()))
-		}
 	}
 	c.unclaim()
 	return st, err
@@ -703,7 +711,7 @@ var guardian struct {
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 	guardian.once.Do(func() {
-		guardian.g, guardian.err = shim.StartGuardian(shimprog.Direct(), root.Dir, cgroup.OwnerPrefix())
+		guardian.g, guardian.err = shim.StartGuardian(shimprog.Direct(), root.Owner)
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
 			return

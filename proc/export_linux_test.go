@@ -69,3 +69,12 @@ func ForgetStarts() {
 	pool.mu.Unlock()
 	letGoAll(out)
 }
+
+// Guardian returns the pid of this process's guardian, 0 while it has
+// none, and whether it is the native one.
+func Guardian() (pid int, native bool) {
+	if g := guardian.g; g != nil {
+		return g.Pid(), g.Native()
+	}
+	return 0, false
+}

@@ -34,13 +34,15 @@ type initChild struct {
 	start uint64   // its start time
 	pidfd *os.File // its pidfd
 
-	tree   tree         // the command's tree, below the init
-	leaf   *cgroup.Leaf // cgroup tier: the leaf the init was born in
-	box    *box         // a one-shot sandbox: released with the run
-	encl   *Enclosure   // the enclosure the run is in
-	mechs  []string
-	abi    int
-	report *corral.SandboxReport // set by finish
+	tree tree         // the command's tree, below the init
+	leaf *cgroup.Leaf // cgroup tier: the leaf the init was born in
+
+	detachErr string     // why detached processes end with this process
+	box       *box       // a one-shot sandbox: released with the run
+	encl      *Enclosure // the enclosure the run is in
+	mechs     []string
+	abi       int
+	report    *corral.SandboxReport // set by finish
 
 	unbind   func()        // when the init is reaped: it was forked by the spawner
 	poolKey  string        // the user it runs as, for the pool of idle inits

@@ -21,6 +21,13 @@ func (c *initChild) finish(detach bool) (exitStatus, error) {
 		return exitStatus{}, nil
 	}
 	keep := detach && c.alive() > 0
+	if keep && c.leaf != nil {
+		// Out of this process's cgroup directory, whose processes its
+		// guardian kills when it goes.
+		if err := moveOut(c.leaf); err != nil {
+			c.detachErr = err.Error() + ": they end with this process"
+		}
+	}
 	c.report = c.sandboxReport()
 	c.release(keep)
 	return c.status, nil

@@ -756,6 +756,9 @@ func (p *Process) finish() {
 	}
 	st, err := p.child.finish(p.spec.Leftovers == corral.LeftoversDetach && p.res.Detached > 0)
 	p.tree.Unlock()
+	if d, ok := p.child.(detachNoter); ok && d.detachNote() != "" {
+		p.res.BindingNote = d.detachNote()
+	}
 	if err != nil {
 		p.err = fmt.Errorf("proc: finishing pid %d: %w", p.res.Pid, err)
 	}
@@ -796,6 +799,13 @@ type kernelTimer interface {
 // finish their exit (a tree's last orphans): that time is theirs.
 type othersWaiter interface {
 	othersWait() time.Duration
+}
+
+// detachNoter is a child that may fail to detach what a run left: the
+// note, in Result.BindingNote, says why those processes end with this
+// process after all.
+type detachNoter interface {
+	detachNote() string
 }
 
 func (p *Process) closeStreams() {

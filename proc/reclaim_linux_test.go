@@ -27,7 +27,9 @@ import (
 // supervisorEnv makes the test binary act as a supervisor that starts a
 // tree, prints its handle and the pid of its guardian (0 if none), and
 // waits to be killed. Its value is the tier, followed by ",sandbox" or
-// ",enclosure" for a sandboxed run.
+// ",enclosure" for a sandboxed run, ",goguardian" for a plain run guarded
+// by the Go guardian where the native one would run, ",exit" or
+// ",detach" (see exitingSupervisor, detachingSupervisor).
 const supervisorEnv = "CORRAL_PROC_TEST_SUPERVISOR"
 
 // supervisorScript leaves a background job, a setsid escapee, a double
@@ -36,8 +38,11 @@ const supervisorScript = `sleep 600 & setsid sleep 600 & (sleep 600 &); setsid -
 
 // supervised is what a test supervisor prints.
 type supervised struct {
-	Handle   proc.Handle `json:"handle"`
-	Guardian int         `json:"guardian"`
+	Handle         proc.Handle `json:"handle"`
+	Guardian       int         `json:"guardian"`
+	NativeGuardian bool        `json:"native_guardian"`
+	Detached       int         `json:"detached"`
+	BindingNote    string      `json:"binding_note"`
 }
 
 func init() {
@@ -47,8 +52,16 @@ func init() {
 	}
 	tier, variant, _ := strings.Cut(v, ",")
 	tag := os.Getenv(testutil.TagEnv)
-	if variant == "exit" {
+	switch variant {
+	case "exit":
 		exitingSupervisor(tier)
+	case "detach", "detach-goguardian":
+		if variant == "detach-goguardian" {
+			shim.UseGoGuardianOnly()
+		}
+		detachingSupervisor(tier, tag)
+	case "goguardian":
+		shim.UseGoGuardianOnly()
 	}
 	spec := &proc.Spec{
 		Args:        []string{"bash", "-c", strings.ReplaceAll(supervisorScript, "TAG", tag)},
@@ -78,19 +91,45 @@ func init() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	out := supervised{Handle: p.Handle()}
-	kids, _ := procfs.Children(os.Getpid())
-	for _, k := range kids {
-		if procfs.HasToken(k, "CORRAL_SHIM=guardian") {
-			out.Guardian = k
-			// A shim names itself once it runs: until then, killed, it
-			// would not be known as one.
-			for st, _ := procfs.ReadStat(k); st.Comm != shim.Comm; st, _ = procfs.ReadStat(k) {
-				time.Sleep(time.Millisecond)
-			}
-		}
-	}
+	out.Guardian, out.NativeGuardian = guardianNamed()
 	json.NewEncoder(os.Stdout).Encode(out)
 	select {}
+}
+
+// guardianNamed returns this process's guardian once it has named itself
+// a shim (until then, killed, it would not be known as one), 0 when it
+// has none.
+func guardianNamed() (int, bool) {
+	g, native := proc.Guardian()
+	if g == 0 {
+		return 0, false
+	}
+	for st, _ := procfs.ReadStat(g); st.Comm != shim.Comm; st, _ = procfs.ReadStat(g) {
+		time.Sleep(time.Millisecond)
+	}
+	return g, native
+}
+
+// detachingSupervisor runs one run that leaves two processes (a setsid
+// escapee and a double fork) and detaches them, prints its result and its
+// guardian, and exits normally: its guardian then kills what is left in
+// its cgroup directory, which the detached processes must not be in.
+func detachingSupervisor(tier, tag string) {
+	r, err := proc.Run(context.Background(), &proc.Spec{
+		Args:        []string{"bash", "-c", "setsid sleep 600 & (sleep 600 &); echo up"},
+		Env:         []string{testutil.TagEnvVar(tag)},
+		Containment: corral.Containment(tier),
+		Leftovers:   corral.LeftoversDetach,
+		Drain:       -1,
+	})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	out := supervised{Detached: r.Detached, BindingNote: r.BindingNote}
+	out.Guardian, out.NativeGuardian = guardianNamed()
+	json.NewEncoder(os.Stdout).Encode(out)
+	os.Exit(0)
 }
 
 // exitingSupervisor runs one plain run that ends by itself, prints its
@@ -277,6 +316,9 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 	var hows []string
 	for _, tier := range tiers(t) {
 		hows = append(hows, string(tier))
+		if tier == corral.ContainmentCgroup {
+			hows = append(hows, string(tier)+",goguardian") // the fallback, where the native guardian runs
+		}
 	}
 	sandboxed := []string{string(corral.ContainmentSubreaper) + ",sandbox", ",enclosure"}
 	if _, err := cgroup.Detect(); err == nil {
@@ -324,6 +366,64 @@ func TestSupervisorKilledTakesItsTreeWithIt(t *testing.T) {
 				}
 				if again, _ := filepath.Glob(filepath.Join(os.TempDir(), "corral-sandbox-*")); len(again) > 0 {
 					t.Errorf("left behind: %v", again)
+				}
+			}
+		})
+	}
+}
+
+// TestDetachedLeftoversOutliveTheirSupervisor: what a cgroup-tier run
+// detached (LeftoversDetach) outlives the supervisor's normal exit, when
+// its guardian kills everything left in the supervisor's cgroup directory;
+// with the native guardian and with the Go one.
+func TestDetachedLeftoversOutliveTheirSupervisor(t *testing.T) {
+	if _, err := cgroup.Detect(); err != nil {
+		t.Skipf("SKIP: the cgroup tier is not available here: %v", err)
+	}
+	for _, variant := range []string{"detach", "detach-goguardian"} {
+		t.Run(variant, func(t *testing.T) {
+			becomeSubreaper(t)
+			tag := testutil.Tag(t)
+			t.Cleanup(func() { testutil.KillTagged(tag); testutil.ReapZombies() })
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), supervisorEnv+"="+string(corral.ContainmentCgroup)+","+variant, testutil.TagEnvVar(tag))
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("supervisor: %v %s", err, out)
+			}
+			var s supervised
+			if err := json.Unmarshal(out, &s); err != nil {
+				t.Fatalf("supervisor printed %q: %v", out, err)
+			}
+			// The double fork's subshell may not have exited yet: 2 or 3.
+			if s.Detached < 2 || s.Guardian == 0 || s.BindingNote != "" {
+				t.Fatalf("supervisor: %+v, want 2 or 3 detached, a guardian and no note", s)
+			}
+			if s.NativeGuardian == (variant == "detach-goguardian") {
+				t.Fatalf("the supervisor's guardian native=%v in variant %s", s.NativeGuardian, variant)
+			}
+			// The guardian has acted once it is gone.
+			testutil.WaitFor(t, 20*time.Second, "the supervisor's guardian to end", func() bool {
+				st, err := procfs.ReadStat(s.Guardian)
+				return err != nil || st.Zombie()
+			})
+			// Both sleeps, once they are sleeps (a loaded machine may not
+			// have executed them yet), and nothing else.
+			sleeps := func() (n int) {
+				for _, st := range testutil.Tagged(tag) {
+					if st.Comm == "sleep" && !st.Zombie() {
+						n++
+					}
+				}
+				return n
+			}
+			if !testutil.Eventually(20*time.Second, func() bool { return sleeps() == 2 && len(testutil.Tagged(tag)) == 2 }) {
+				t.Fatalf("%d of the 2 detached sleeps outlived their supervisor: %v", sleeps(), testutil.Tagged(tag))
+			}
+			for _, st := range testutil.Tagged(tag) {
+				cg, _ := procfs.Cgroup2(st.Pid)
+				if !cgroup.IsRunLeaf(cg) || strings.Count(filepath.Base(cg), ".") != 2 {
+					t.Errorf("detached pid %d is in %s, want a detached leaf of corral's", st.Pid, cg)
 				}
 			}
 		})

@@ -17,6 +17,10 @@ import (
 type cgroupTree struct {
 	leaf *cgroup.Leaf
 	main int
+
+	// detachNote says why detached processes stay in this process's
+	// cgroup directory, where its guardian kills them when it goes.
+	detachNote string
 }
 
 func (t *cgroupTree) members() []procKey {
@@ -50,6 +54,9 @@ func (t *cgroupTree) claim(z *reaper.Zombie) bool {
 func (t *cgroupTree) release(detach bool) func() bool {
 	if detach {
 		if pop, err := t.leaf.Populated(); err == nil && pop {
+			if err := moveOut(t.leaf); err != nil {
+				t.detachNote = err.Error() + ": they end with this process"
+			}
 			return func() bool {
 				if pop, err := t.leaf.Populated(); err == nil && pop {
 					return false

@@ -57,7 +57,7 @@ func main() {
 	gnu, err := exec.LookPath("timeout")
 	benchutil.Check(err)
 	hello := benchutil.BuildHello(dir)
-	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir, "CORRAL_SHIM_LEAF_PREFIX=none."}
+	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir}
 	runners := pick([]*runner{
 		{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}},
 		{name: "corral timeout 10 /bin/true", argv: []string{corral, "timeout", "10", "/bin/true"}},

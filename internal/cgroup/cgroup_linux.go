@@ -1,10 +1,22 @@
 // Package cgroup manages the cgroup v2 leaves corral runs commands in: one
-// leaf per run, created under a corral-owned directory, killed as a whole
-// with cgroup.kill, confirmed empty through cgroup.events and removed.
+// leaf per run, killed as a whole with cgroup.kill, confirmed empty through
+// cgroup.events and removed.
 //
-// Nothing here touches a cgroup outside the corral-owned directory, and no
-// process is ever moved: commands are born inside their leaf (clone3 with
-// CLONE_INTO_CGROUP, through the leaf's directory descriptor).
+// The leaves of one corral process sit in a directory of its own, named
+// for its pid and start time, inside the corral-owned directory:
+//
+//	…/corral/PID.START/SEQ[-LABEL]
+//
+// so that one write to that directory's cgroup.kill kills every process of
+// every run of that process at once: what its guardian does when it dies
+// (guarantee 7). A leaf whose processes are meant to outlive their
+// supervisor (detached) is moved out, to …/corral/PID.START.SEQ[-LABEL],
+// the form every leaf had before owner directories.
+//
+// Nothing here touches a cgroup outside the corral-owned directory.
+// Commands are born inside their leaf (clone3 with CLONE_INTO_CGROUP,
+// through the leaf's directory descriptor); the only processes ever moved
+// are a detached leaf's, from one corral cgroup to another.
 package cgroup
 
 import (
@@ -26,12 +38,17 @@ import (
 	"github.com/corralrun/corral/internal/procfs"
 )
 
-// Root is the corral-owned directory that leaves are created in.
+// Root is the corral-owned directory, and this process's directory in it
+// that its leaves are created in.
 type Root struct {
 	// Mount is where the cgroup v2 hierarchy is mounted.
 	Mount string
 	// Dir is the corral-owned directory, inside Mount.
 	Dir string
+	// Owner is this process's directory inside Dir, named for its pid and
+	// start time: every leaf NewLeaf makes is in it. It is made by Detect
+	// and left for a later process's sweep once this one is gone.
+	Owner string
 	// CanKill reports that the kernel offers cgroup.kill (Linux 5.14+).
 	CanKill bool
 	// Controllers lists the controllers enabled for leaves (such as "pids",
@@ -75,17 +92,17 @@ func detect() (*Root, error) {
 			errs = append(errs, err)
 			continue
 		}
-		// Creating a leaf proves we may; the leaf is removed at once.
-		probe := filepath.Join(dir, fmt.Sprintf("probe-%d", os.Getpid()))
-		if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		// This process's own directory: making it proves we may make
+		// cgroups here.
+		owner := filepath.Join(dir, strings.TrimSuffix(OwnerPrefix(), "."))
+		if err := os.Mkdir(owner, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			errs = append(errs, err)
 			continue
 		}
-		_ = os.Remove(probe)
-		r := &Root{Mount: mount, Dir: dir}
+		r := &Root{Mount: mount, Dir: dir, Owner: owner}
 		_, err := os.Stat(filepath.Join(dir, "cgroup.kill"))
 		r.CanKill = err == nil
-		r.Controllers = enableControllers(mount, dir)
+		r.Controllers = enableControllers(mount, owner)
 		r.sweep()
 		return r, nil
 	}
@@ -114,7 +131,8 @@ func findMount() (string, error) {
 
 // enableControllers turns on the pids and memory controllers for corral's
 // leaves where the hierarchy offers them, and returns those enabled. Every
-// level between the mount and dir must enable them for its children.
+// level between the mount and dir (the owner directory the leaves are in)
+// must enable them for its children.
 func enableControllers(mount, dir string) []string {
 	// A controller the hierarchy does not offer cannot be enabled below
 	// it: not tried (two failed writes a command on a hybrid hierarchy).
@@ -193,16 +211,15 @@ type Leaf struct {
 	canKill bool
 }
 
-// NewLeaf creates a leaf for one run. The name is made unique and carries
-// this process's pid and start time, so that a later sweep can tell leaves
-// of dead supervisors; label, if not empty, is appended for people reading
-// the tree.
+// NewLeaf creates a leaf for one run in this process's directory. Its name
+// is a sequence number, unique in the process, then label, if not empty,
+// for people reading the tree.
 func (r *Root) NewLeaf(label string) (*Leaf, error) {
-	name := OwnerPrefix() + strconv.FormatUint(leafSeq.Add(1), 10)
+	name := strconv.FormatUint(leafSeq.Add(1), 10)
 	if label = sanitize(label); label != "" {
 		name += "-" + label
 	}
-	path := filepath.Join(r.Dir, name)
+	path := filepath.Join(r.Owner, name)
 	if err := os.Mkdir(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating cgroup leaf: %w", err)
 	}
@@ -307,6 +324,122 @@ func (l *Leaf) Kill() error {
 	return nil
 }
 
+// MoveOut moves the leaf's processes out of its owner's directory, into a
+// leaf of their own directly in corral's directory (named
+// PID.START.SEQ[-LABEL], its owner's name and its own), where the death of
+// the process that made them does not reach them: a run whose leftovers
+// are detached. Its pids.max and memory.max go with them. The leaf is
+// frozen while its processes are listed and moved, so that none forks
+// behind the move, then removed; the Leaf stands for the new one from
+// then on. A leaf already outside an owner's directory is left as it is.
+// It returns an error when processes remain (they die with their
+// supervisor).
+func (l *Leaf) MoveOut() error {
+	ownerDir, inner := filepath.Split(l.Path)
+	ownerDir = filepath.Clean(ownerDir)
+	corralDir, owner := filepath.Split(ownerDir)
+	if _, _, ok := parseOwnerName(owner); !ok {
+		return nil
+	}
+	if _, _, ok := parseInnerName(inner); !ok {
+		return fmt.Errorf("cgroup leaf %s: not a leaf of corral's", l.Path)
+	}
+	dest := filepath.Join(corralDir, owner+"."+inner)
+	if err := os.Mkdir(dest, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("detaching cgroup leaf: %w", err)
+	}
+	for _, f := range []string{"pids.max", "memory.max", "memory.swap.max"} {
+		if v := readCgroupFile(filepath.Join(l.Path, f)); v != "" && v != "max\n" {
+			_ = writeCgroupFile(filepath.Join(dest, f), strings.TrimSpace(v))
+		}
+	}
+	frozen := l.Freeze(true) == nil && l.waitFrozen(time.Now().Add(2*time.Second))
+	left := l.moveProcs(filepath.Join(dest, "cgroup.procs"), time.Now().Add(2*time.Second))
+	if frozen {
+		_ = l.Freeze(false)
+	}
+	if left > 0 {
+		return fmt.Errorf("detaching cgroup leaf %s: %d processes could not be moved out", l.Path, left)
+	}
+	_ = l.Remove()
+	mount := strings.TrimSuffix(l.Path, l.rel)
+	l.Path, l.rel = dest, strings.TrimPrefix(dest, mount)
+	return nil
+}
+
+// moveProcs writes each process of the leaf into procs, another cgroup's
+// cgroup.procs, until none is left or the deadline passes, and returns how
+// many are left.
+func (l *Leaf) moveProcs(procs string, deadline time.Time) int {
+	for {
+		pids, err := l.Procs()
+		if err != nil || len(pids) == 0 {
+			return 0
+		}
+		for _, pid := range pids {
+			_ = writeCgroupFile(procs, strconv.Itoa(pid)) // ESRCH: it exited
+		}
+		if !time.Now().Before(deadline) {
+			pids, _ = l.Procs()
+			return len(pids)
+		}
+	}
+}
+
+// waitFrozen polls cgroup.events until the leaf is frozen or the deadline
+// passes.
+func (l *Leaf) waitFrozen(deadline time.Time) bool {
+	for d := 50 * time.Microsecond; ; d = min(d*2, 5*time.Millisecond) {
+		if strings.Contains(readCgroupFile(l.Path+"/cgroup.events"), "frozen 1") {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(d)
+	}
+}
+
+// KillOwner kills every process of every leaf in dir, a corral process's
+// own directory (Root.Owner), at once: one write to its cgroup.kill, or,
+// without one, each leaf frozen and its members killed. It is what a
+// guardian does when its supervisor is gone.
+func KillOwner(dir string) error {
+	o, err := Open(dir)
+	if err != nil {
+		return err
+	}
+	defer o.ReleaseFD()
+	if o.canKill {
+		return o.Kill()
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if _, _, ok := parseInnerName(e.Name()); ok && e.IsDir() {
+			if l, err := Open(filepath.Join(dir, e.Name())); err == nil {
+				errs = append(errs, l.Kill())
+				l.ReleaseFD()
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveOwner waits, until the deadline, for dir (Root.Owner) to hold no
+// process, then removes its leaves and itself; what still holds processes
+// is left for a later sweep.
+func RemoveOwner(dir string, deadline time.Time) {
+	if o, err := Open(dir); err == nil {
+		o.ReleaseFD()
+		o.WaitEmpty(deadline)
+	}
+	removeOwner(dir)
+}
+
 // Freeze freezes or thaws the leaf.
 func (l *Leaf) Freeze(on bool) error {
 	v := "0"
@@ -394,28 +527,52 @@ func ownerPrefix() string {
 	return strconv.Itoa(st.Pid) + "." + strconv.FormatUint(st.Start, 10) + "."
 }
 
-// sweep removes empty leaves left by supervisors that are gone. A leaf whose
-// owner still lives, or that still holds processes, is left alone.
+// sweep removes what supervisors that are gone left empty: their
+// directories and the leaves in them, and the leaves they detached whose
+// processes have all ended. A leaf that still holds processes, and what a
+// live supervisor made, are left alone.
 func (r *Root) sweep() {
 	ents, err := os.ReadDir(r.Dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		n, ok := parseLeafName(e.Name())
-		if !e.IsDir() || !ok {
+		if !e.IsDir() {
 			continue
 		}
-		if st, err := procfs.ReadStat(n.pid); err == nil && st.Start == n.start {
-			continue // owner alive
+		name := e.Name()
+		if n, ok := parseLeafName(name); ok {
+			if !alive(n.pid, n.start) {
+				_ = unix.Rmdir(filepath.Join(r.Dir, name)) // fails harmlessly if populated
+			}
+			continue
 		}
-		_ = os.Remove(filepath.Join(r.Dir, e.Name())) // fails harmlessly if populated
+		if pid, start, ok := parseOwnerName(name); ok && !alive(pid, start) {
+			removeOwner(filepath.Join(r.Dir, name))
+		}
 	}
 }
 
-// leafName is what a leaf's name says (see NewLeaf): "PID.START.SEQ", the
-// pid and start time of the process that made it and a sequence number,
-// then "-LABEL" when the run had a label.
+// removeOwner removes a dead supervisor's directory and its empty leaves.
+func removeOwner(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if _, _, ok := parseInnerName(e.Name()); ok && e.IsDir() {
+			_ = unix.Rmdir(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = unix.Rmdir(dir) // fails harmlessly while a leaf is left
+}
+
+// alive reports whether the process pid that started at start still runs.
+func alive(pid int, start uint64) bool {
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.Start == start
+}
+
+// leafName is what a detached leaf's name says (see Leaf.MoveOut):
+// "PID.START.SEQ", the pid and start time of the process that made it and
+// a sequence number, then "-LABEL" when the run had a label.
 type leafName struct {
 	pid   int
 	start uint64
@@ -423,33 +580,69 @@ type leafName struct {
 }
 
 func parseLeafName(name string) (leafName, bool) {
-	parts := strings.SplitN(name, ".", 3)
-	if len(parts) < 3 {
+	owner, inner, ok := cutOwner(name)
+	if !ok {
 		return leafName{}, false
 	}
-	pid, err1 := strconv.Atoi(parts[0])
-	start, err2 := strconv.ParseUint(parts[1], 10, 64)
-	seq, label, _ := strings.Cut(parts[2], "-")
-	_, err3 := strconv.ParseUint(seq, 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	pid, start, ok1 := parseOwnerName(owner)
+	_, label, ok2 := parseInnerName(inner)
+	if !ok1 || !ok2 {
 		return leafName{}, false
 	}
 	return leafName{pid: pid, start: start, label: label}, true
 }
 
+// cutOwner splits "PID.START.REST" after its second dot.
+func cutOwner(name string) (owner, rest string, ok bool) {
+	i := strings.IndexByte(name, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	j := strings.IndexByte(name[i+1:], '.')
+	if j < 0 {
+		return "", "", false
+	}
+	return name[:i+1+j], name[i+2+j:], true
+}
+
+// parseOwnerName reads an owner directory's name, "PID.START".
+func parseOwnerName(name string) (pid int, start uint64, ok bool) {
+	p, s, found := strings.Cut(name, ".")
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseUint(s, 10, 64)
+	return pid, start, found && err1 == nil && err2 == nil && pid > 0
+}
+
+// parseInnerName reads a leaf's name inside its owner's directory,
+// "SEQ[-LABEL]".
+func parseInnerName(name string) (seq uint64, label string, ok bool) {
+	s, label, _ := strings.Cut(name, "-")
+	seq, err := strconv.ParseUint(s, 10, 64)
+	return seq, label, err == nil
+}
+
 // IsRunLeaf reports whether rel, a cgroup as /proc/PID/cgroup shows it,
-// is a run's leaf that corral made, in this process or another: a name of
-// NewLeaf's form in a directory named corral.
+// is a run's leaf that corral made, in this process or another: a leaf in
+// an owner's directory in a directory named corral, or a detached leaf in
+// that directory itself.
 func IsRunLeaf(rel string) bool {
 	dir, name := filepath.Split(strings.TrimSuffix(rel, " (deleted)"))
-	_, ok := parseLeafName(name)
-	return ok && filepath.Base(dir) == "corral"
+	dir = filepath.Clean(dir)
+	if _, ok := parseLeafName(name); ok {
+		return filepath.Base(dir) == "corral"
+	}
+	if _, _, ok := parseInnerName(name); !ok {
+		return false
+	}
+	up, owner := filepath.Split(dir)
+	_, _, ok := parseOwnerName(owner)
+	return ok && filepath.Base(filepath.Clean(up)) == "corral"
 }
 
 // FindLabelled returns the path of the leaf made for the run labelled
-// label (by any corral process, as NewLeaf names it) in corral's
-// directory, if there is one. Labels are meant to be unique per run; when
-// several leaves carry the label, the first found is returned.
+// label (by any corral process, as NewLeaf names it, detached or not) in
+// corral's directory, if there is one. Labels are meant to be unique per
+// run; when several leaves carry the label, the first found is returned.
 func (r *Root) FindLabelled(label string) (string, bool) {
 	want := sanitize(label)
 	if want == "" {
@@ -460,8 +653,23 @@ func (r *Root) FindLabelled(label string) (string, bool) {
 		return "", false
 	}
 	for _, e := range ents {
-		if n, ok := parseLeafName(e.Name()); ok && e.IsDir() && n.label == want {
-			return filepath.Join(r.Dir, e.Name()), true
+		if !e.IsDir() {
+			continue
+		}
+		if n, ok := parseLeafName(e.Name()); ok {
+			if n.label == want {
+				return filepath.Join(r.Dir, e.Name()), true
+			}
+			continue
+		}
+		if _, _, ok := parseOwnerName(e.Name()); !ok {
+			continue
+		}
+		inner, _ := os.ReadDir(filepath.Join(r.Dir, e.Name()))
+		for _, l := range inner {
+			if _, lab, ok := parseInnerName(l.Name()); ok && l.IsDir() && lab == want {
+				return filepath.Join(r.Dir, e.Name(), l.Name()), true
+			}
 		}
 	}
 	return "", false

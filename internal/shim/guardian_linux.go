@@ -1,12 +1,12 @@
 package shim
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -14,95 +14,170 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/guardelf"
 	"github.com/corralrun/corral/internal/mutant"
 )
 
-// Guardian environment: the corral-owned cgroup directory and the prefix
-// of the leaves of the corral process it guards.
-const (
-	guardianDirEnv    = "CORRAL_SHIM_CGROUP_DIR"
-	guardianPrefixEnv = "CORRAL_SHIM_LEAF_PREFIX"
-)
+// guardianDirEnv names, for the Go guardian, the cgroup directory of the
+// corral process it guards (cgroup.Root.Owner).
+const guardianDirEnv = "CORRAL_SHIM_CGROUP_DIR"
 
-// runGuardian waits for corral to go, then kills its leaves.
+// runGuardian is the Go guardian: it waits for corral to go, then kills
+// every leaf in its directory, waits for them to empty and removes them.
+// It keeps the native guardian's contract (internal/guardelf) where that
+// one cannot run.
 func runGuardian() int {
-	dir, prefix := os.Getenv(guardianDirEnv), os.Getenv(guardianPrefixEnv)
-	if dir == "" || prefix == "" || strings.ContainsRune(prefix, '/') {
-		fmt.Fprintln(os.Stderr, "corral shim: guardian without its cgroup directory and leaf prefix")
+	dir := os.Getenv(guardianDirEnv)
+	if dir == "" {
+		fmt.Fprintln(os.Stderr, "corral shim: guardian without its cgroup directory")
 		return ExitShimFailed
 	}
 	// Only the end of corral's pipe ends the guardian (or SIGKILL).
 	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGPIPE)
-	detached := map[string]bool{}
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-		if name, ok := strings.CutPrefix(sc.Text(), "detach "); ok {
-			detached[name] = true
-		}
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil || mutant.BindingOff {
+	io.Copy(io.Discard, os.Stdin)
+	if mutant.BindingOff {
 		return 0
 	}
-	var wg sync.WaitGroup
-	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) || detached[e.Name()] {
-			continue
-		}
-		wg.Add(1)
-		go func(path string) {
-			defer wg.Done()
-			leaf, err := cgroup.Open(path)
-			if err != nil {
-				return
-			}
-			leaf.Kill()
-			leaf.WaitEmpty(time.Now().Add(2 * time.Second))
-			leaf.Close()
-		}(filepath.Join(dir, e.Name()))
-	}
-	wg.Wait()
+	cgroup.KillOwner(dir)
+	cgroup.RemoveOwner(dir, time.Now().Add(2*time.Second))
 	return 0
 }
 
 // Guardian is the guardian of this process's cgroup leaves, once started.
 type Guardian struct {
-	mu  sync.Mutex
-	w   *os.File
-	pid int
+	w      *os.File
+	pid    int
+	native bool
 }
 
-// StartGuardian starts the guardian of the leaves named prefix* in dir,
-// from program (this program or its companion, see internal/shimprog). It
-// lives as long as this process (in a session of its own, so that a
-// terminal's signals do not reach it) and acts when this process is gone.
-func StartGuardian(program, dir, prefix string) (*Guardian, error) {
+// StartGuardian starts the guardian of dir, this process's own cgroup
+// directory (cgroup.Root.Owner), which every leaf it makes is in: the
+// native guardian (internal/guardelf) where this machine has one and can
+// execute it and the kernel offers cgroup.kill, else program (this program
+// or its companion, see internal/shimprog) in the guardian's role. It
+// lives as long as this process, in a session of its own so that a
+// terminal's signals do not reach it, and when this process is gone it
+// kills every process of every leaf still in dir at once.
+func StartGuardian(program, dir string) (*Guardian, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("guardian: %w", err)
 	}
 	defer r.Close()
-	null, err := os.Open(os.DevNull)
+	g := &Guardian{w: w, native: true}
+	g.pid, err = startNativeGuardian(dir, r)
 	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("guardian: %w", err)
+		g.native = false
+		g.pid, err = syscall.ForkExec(program, []string{Comm}, &syscall.ProcAttr{
+			Dir:   "/",
+			Env:   Environ(RoleGuardian, guardianDirEnv+"="+dir),
+			Files: []uintptr{r.Fd(), devNull(), devNull()},
+			Sys:   &syscall.SysProcAttr{Setsid: true},
+		})
 	}
-	defer null.Close()
-	pid, err := syscall.ForkExec(program, []string{Comm}, &syscall.ProcAttr{
-		Env: Environ(RoleGuardian,
-			guardianDirEnv+"="+dir,
-			guardianPrefixEnv+"="+prefix,
-		),
-		Files: []uintptr{r.Fd(), null.Fd(), os.Stderr.Fd()},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("guardian: starting it: %w", err)
 	}
 	Keep(int(w.Fd()))
-	return &Guardian{w: w, pid: pid}, nil
+	return g, nil
 }
+
+// goGuardianOnly, set by tests, makes StartGuardian start the Go guardian
+// where the native one would run.
+var goGuardianOnly bool
+
+// UseGoGuardianOnly makes this process's guardian the Go one even where
+// the native one runs: for tests of the fallback, before any run.
+func UseGoGuardianOnly() { goGuardianOnly = true }
+
+// startNativeGuardian starts the native guardian of dir with r at its fd 0
+// and dir's cgroup.kill at its fd 1.
+func startNativeGuardian(dir string, r *os.File) (int, error) {
+	if goGuardianOnly {
+		return 0, errors.New("the Go guardian was asked for")
+	}
+	if _, err := os.Stat(dir + "/cgroup.kill"); err != nil {
+		return 0, fmt.Errorf("no cgroup.kill: %w", err)
+	}
+	prog, err := nativeGuardian()
+	if err != nil {
+		return 0, err
+	}
+	target := dir + "/cgroup.kill"
+	if mutant.BindingOff {
+		target = os.DevNull
+	}
+	kill, err := unix.Open(target, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(kill)
+	return syscall.ForkExec(prog, []string{Comm, dir}, &syscall.ProcAttr{
+		Dir:   "/",
+		Files: []uintptr{r.Fd(), uintptr(kill)},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+}
+
+// native is the native guardian's program, made once per process.
+var native struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// nativeGuardian returns the path of the native guardian's program: a
+// sealed memory file holding internal/guardelf's image, kept open for the
+// life of this process and executed through /proc/self/fd.
+func nativeGuardian() (string, error) {
+	native.once.Do(func() {
+		img := guardelf.Image()
+		if img == nil {
+			native.err = errors.New("no native guardian for this architecture")
+			return
+		}
+		const flags = unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
+		fd, err := unix.MemfdCreate("corral-guardian", flags|unix.MFD_EXEC)
+		if errors.Is(err, unix.EINVAL) { // before Linux 6.3, executable is the default
+			fd, err = unix.MemfdCreate("corral-guardian", flags)
+		}
+		if err != nil {
+			native.err = fmt.Errorf("memfd: %w", err)
+			return
+		}
+		defer unix.Close(fd)
+		if n, err := unix.Write(fd, img); err != nil || n != len(img) {
+			native.err = fmt.Errorf("memfd: writing the guardian: %d of %d bytes: %v", n, len(img), err)
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+			native.err = fmt.Errorf("memfd: sealing: %w", err)
+			return
+		}
+		// Above the descriptors a fork puts in place before it executes
+		// the path.
+		high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 10)
+		if err != nil {
+			native.err = fmt.Errorf("memfd: %w", err)
+			return
+		}
+		Keep(high)
+		native.path = "/proc/self/fd/" + strconv.Itoa(high)
+	})
+	return native.path, native.err
+}
+
+// devNull returns a descriptor of the null device, opened once per
+// process and kept.
+var devNull = sync.OnceValue(func() uintptr {
+	fd, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ^uintptr(0) // ForkExec closes that descriptor instead
+	}
+	Keep(fd)
+	return uintptr(fd)
+})
 
 // kept holds the descriptors this process keeps open beyond any run: its
 // guardian's pipe, the idle inits' sockets and pidfds.
@@ -143,10 +218,6 @@ func Kept(fd int) bool {
 // Pid returns the guardian's pid.
 func (g *Guardian) Pid() int { return g.pid }
 
-// Detach tells the guardian to leave the leaf name alone: its processes
-// were left running on purpose.
-func (g *Guardian) Detach(name string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	fmt.Fprintf(g.w, "detach %s\n", name)
-}
+// Native reports whether the guardian is the native one
+// (internal/guardelf) rather than a Go program.
+func (g *Guardian) Native() bool { return g.native }

@@ -37,10 +37,14 @@
 // serve the enclosure's next run once its tree is gone. It dies with
 // corral, and the kernel kills the whole enclosure with it.
 //
-// The guardian, one per corral process that uses the cgroup tier, reads
-// corral's notes on a pipe at fd 0. When the pipe reads end of file (corral
-// exited or was killed), it kills every cgroup leaf corral left that was
-// not detached, waits for each to empty and removes it.
+// The guardian, one per corral process that uses the cgroup tier, holds a
+// pipe at fd 0 whose write end only corral holds. When the pipe reads end
+// of file (corral exited, was killed or executed another program), it
+// kills every process of every leaf in corral's own cgroup directory
+// (cgroup.Root.Owner; a detached run's leaf was moved out of it), waits
+// for them to empty and removes them. This Go guardian serves where the
+// native one (internal/guardelf, a few hundred bytes of machine code that
+// keeps the same contract without a Go program's start) cannot run.
 //
 // Messages are small JSON objects on a SOCK_SEQPACKET socket, with
 // descriptors passed as SCM_RIGHTS (see Conn).
