@@ -10,6 +10,22 @@
 // address a client resolved. Everything else gets 403, and the refused
 // HOST:PORT are kept in the order they were first tried.
 //
+// A plain-HTTP connection carries one request. The proxy sends it upstream
+// with the URI's host as its Host and Connection: close, relays the
+// response as the upstream sends it until the upstream closes, and then
+// closes the client's connection; nothing the client sends after that
+// request's body reaches the upstream. A pipelined request could carry a
+// Host that is not allowed, which a front end shared by several hosts
+// would route to, and a server told Connection: close processes no
+// further request (RFC 9112 §9.6). Clients open a new connection for the
+// next request, as they do when a server closes one.
+//
+// The package speaks HTTP/1.1 itself, on net alone: it does not import
+// net/http. Every program that imports proc links it, the corral CLI
+// included, and each start of such a program pays for the initialisers and
+// pages of all it links; net/http brings crypto/tls, crypto/x509, mime and
+// an HTTP/2 stack that the proxy never uses.
+//
 // A port of the host's loopback is not reached through the proxy (the
 // run's NO_PROXY sends loopback addresses to the run's own loopback) but
 // through a Forward: a listener at the same address inside the sandbox,
@@ -21,45 +37,48 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/corralrun/corral"
 )
 
-// Limits of the proxy. A tunnel, once open, has no idle limit: the run's
-// own timeout bounds it, and Close ends it.
+// Limits of the proxy. A tunnel, once open, and a plain request once its
+// head is read, have no idle limit: the run's own timeout bounds them, and
+// Close ends them.
 const (
 	maxHeaderBytes    = 64 << 10
 	readHeaderTimeout = 30 * time.Second
-	idleTimeout       = 2 * time.Minute
 	dialTimeout       = 30 * time.Second
 	maxDenied         = 256
+
+	// lingerTimeout and maxLinger bound what the proxy reads and drops
+	// from a client after its exchange (linger).
+	lingerTimeout = 2 * time.Second
+	maxLinger     = 256 << 10
 )
 
 // Proxy is an allowlisting HTTP proxy. Create it with New, serve it with
-// Serve, end it with Close.
+// Serve, end it with Close. Each client connection is served by one
+// goroutine (a tunnel or a plain request adds one while it lasts); they
+// are all gone when Close returns.
 type Proxy struct {
-	rules     []rule
-	srv       *http.Server
-	forward   *httputil.ReverseProxy
-	transport *http.Transport
-	dialer    net.Dialer
+	rules  []rule
+	dialer net.Dialer
+	ctx    context.Context // ended by Close: dials in flight give up
+	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	closed  bool
-	open    int                   // client connections the server still serves
-	drained *sync.Cond            // signalled when open drops to 0
-	conns   map[net.Conn]struct{} // tunnels' and upstream connections, closed by Close
-	denied  []string
-	refused map[string]bool
-	active  sync.WaitGroup // requests being handled, tunnels included
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{} // clients' and upstreams', closed by Close
+	denied    []string
+	refused   map[string]bool
+	wg        sync.WaitGroup // Serve loops and the clients' goroutines
 }
 
 // rule is one allowlist entry: host (lower case, an IP literal in its
@@ -76,8 +95,12 @@ type rule struct {
 // or *.DOMAIN[:PORT] for the subdomains of DOMAIN (not DOMAIN itself). An
 // IP address is reached only when it is listed as such.
 func New(allow []string) (*Proxy, error) {
-	p := &Proxy{conns: map[net.Conn]struct{}{}, refused: map[string]bool{}}
-	p.drained = sync.NewCond(&p.mu)
+	p := &Proxy{
+		dialer:    net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second},
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+		refused:   map[string]bool{},
+	}
 	for _, entry := range allow {
 		host, port, err := corral.SplitAllowedHost(entry)
 		if err != nil {
@@ -91,88 +114,84 @@ func New(allow []string) (*Proxy, error) {
 		}
 		p.rules = append(p.rules, r)
 	}
-	p.dialer = net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	p.transport = &http.Transport{
-		Proxy:                  nil,
-		DialContext:            p.dial,
-		MaxIdleConns:           16,
-		IdleConnTimeout:        30 * time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
-	}
-	discard := log.New(io.Discard, "", 0)
-	p.forward = &httputil.ReverseProxy{
-		// The request goes to the host its absolute URI names, with that
-		// host in its Host header: a different Host header could make a
-		// shared front end route it to a host that is not allowed.
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.Out.Host = "" },
-		Transport: p.transport,
-		ErrorLog:  discard,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			http.Error(w, fmt.Sprintf("corral egress proxy: %s: %v\n", r.URL.Host, err), http.StatusBadGateway)
-		},
-	}
-	p.srv = &http.Server{
-		Handler:           p,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          discard,
-		ConnState:         p.connState,
-	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }
 
-// Serve accepts connections on l until Close, and returns nil then. It
-// closes l.
+// Serve accepts connections on l until Close, and serves each in a
+// goroutine of its own. It closes l, and returns nil after Close (at once
+// when called after it) or the error that ended l. An accept that fails
+// for want of file descriptors is retried after a pause (up to a second),
+// as net/http's server does.
 func (p *Proxy) Serve(l net.Listener) error {
-	err := p.srv.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		l.Close()
 		return nil
 	}
-	return err
+	p.listeners[l] = struct{}{}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	defer p.wg.Done()
+	defer l.Close()
+	var pause time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+				if p.sleep(pause) {
+					continue
+				}
+			}
+			p.mu.Lock()
+			closed := p.closed
+			delete(p.listeners, l)
+			p.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		pause = 0
+		if p.track(c, true) {
+			go p.handle(c)
+		}
+	}
 }
 
-// Close stops the proxy: its listeners, every connection and tunnel, every
-// request in progress. It returns once all of them are gone.
+// sleep waits d, and reports false when Close came first.
+func (p *Proxy) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
+// Close stops the proxy: it closes its listeners and every connection,
+// the clients' and the upstreams' (which ends every tunnel and request in
+// progress), and gives up the dials in flight. It returns nil once every
+// Serve and every goroutine of the proxy has returned.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
-	conns := p.conns
-	p.conns = map[net.Conn]struct{}{}
+	listeners, conns := p.listeners, p.conns
+	p.listeners, p.conns = map[net.Listener]struct{}{}, map[net.Conn]struct{}{}
 	p.mu.Unlock()
-	err := p.srv.Close()
+	p.cancel()
+	for l := range listeners {
+		l.Close()
+	}
 	for c := range conns {
 		c.Close()
 	}
-	p.active.Wait()
-	p.transport.CloseIdleConnections()
-	// The server's own goroutines: one that answered an error lingers up
-	// to half a second before it closes its connection.
-	p.mu.Lock()
-	for p.open > 0 {
-		p.drained.Wait()
-	}
-	p.mu.Unlock()
-	return err
-}
-
-// connState counts the client connections the server serves, so that
-// Close can wait for their goroutines, and closes one accepted while
-// the proxy closes.
-func (p *Proxy) connState(c net.Conn, s http.ConnState) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch s {
-	case http.StateNew:
-		p.open++
-		if p.closed {
-			c.Close()
-		}
-	case http.StateHijacked, http.StateClosed:
-		if p.open--; p.open == 0 {
-			p.drained.Broadcast()
-		}
-	}
+	p.wg.Wait()
+	return nil
 }
 
 // Denied returns the HOST:PORT the proxy refused, in the order they were
@@ -196,56 +215,27 @@ func Env(addr string) []string {
 	return append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
 }
 
-// ServeHTTP handles one proxy request.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		http.Error(w, "corral egress proxy: closed\n", http.StatusServiceUnavailable)
-		return
-	}
-	p.active.Add(1)
-	p.mu.Unlock()
-	defer p.active.Done()
-
-	if r.Method == http.MethodConnect {
-		p.tunnel(w, r)
-		return
-	}
-	if !r.URL.IsAbs() || r.URL.Scheme != "http" {
-		http.Error(w, "corral egress proxy: want an absolute http:// URI, or CONNECT for anything else (https)\n", http.StatusBadRequest)
-		return
-	}
-	port := r.URL.Port()
-	if port == "" {
-		port = "80"
-	}
-	if !p.check(w, r.URL.Hostname(), port) {
-		return
-	}
-	p.forward.ServeHTTP(w, r)
-}
-
-// check answers 400 or 403 and returns false unless host:port is allowed.
-func (p *Proxy) check(w http.ResponseWriter, host, port string) bool {
+// check returns the address to dial for host and port when they are
+// allowed: host in lower case without a trailing dot, as it is checked.
+// Otherwise it returns the 400 or 403 to answer, and records a refused
+// HOST:PORT.
+func (p *Proxy) check(host, port string) (string, *statusError) {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 || !validHost(host) {
-		http.Error(w, fmt.Sprintf("corral egress proxy: bad host %q port %q\n", host, port), http.StatusBadRequest)
-		return false
-	}
-	if p.allowed(host, n) {
-		return true
+		return "", badRequest("bad host %q port %q", host, port)
 	}
 	target := net.JoinHostPort(host, port)
+	if p.allowed(host, n) {
+		return target, nil
+	}
 	p.mu.Lock()
 	if !p.refused[target] && len(p.denied) < maxDenied {
 		p.refused[target] = true
 		p.denied = append(p.denied, target)
 	}
 	p.mu.Unlock()
-	http.Error(w, fmt.Sprintf("corral egress proxy: %s is not an allowed host of this sandbox (allow it with --allow-host)\n", target), http.StatusForbidden)
-	return false
+	return "", &statusError{403, fmt.Sprintf("corral egress proxy: %s is not an allowed host of this sandbox (allow it with --allow-host)\n", target)}
 }
 
 // validHost accepts a DNS name or an IP literal, nothing that could mean
@@ -287,45 +277,24 @@ func (p *Proxy) allowed(host string, port int) bool {
 	return false
 }
 
-// dial connects to an allowed address and tracks the connection, so that
-// Close ends it.
-func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := p.dialer.DialContext(ctx, network, addr)
+// dial connects to addr, an allowed host's name and port, and tracks the
+// connection for Close; the caller untracks it. Close gives up a dial in
+// flight.
+func (p *Proxy) dial(addr string) (net.Conn, error) {
+	c, err := p.dialer.DialContext(p.ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	t := &trackedConn{Conn: c, p: p}
-	if !p.track(t) {
+	if !p.track(c, false) {
 		return nil, errors.New("proxy closed")
 	}
-	return t, nil
+	return c, nil
 }
 
-// trackedConn is an upstream connection that leaves the proxy's set when
-// it is closed, however it is closed (a tunnel's end, the transport's idle
-// timeout).
-type trackedConn struct {
-	net.Conn
-	p *Proxy
-}
-
-func (c *trackedConn) Close() error {
-	c.p.mu.Lock()
-	delete(c.p.conns, c)
-	c.p.mu.Unlock()
-	return c.Conn.Close()
-}
-
-func (c *trackedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return c.Close()
-}
-
-// track registers c for Close; when the proxy is closed already it closes
-// c and returns false.
-func (p *Proxy) track(c net.Conn) bool {
+// track registers c for Close (and, for a client, the goroutine that
+// serves it, for Close to wait for); when the proxy is closed already it
+// closes c and returns false.
+func (p *Proxy) track(c net.Conn, client bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -333,61 +302,18 @@ func (p *Proxy) track(c net.Conn) bool {
 		return false
 	}
 	p.conns[c] = struct{}{}
+	if client {
+		p.wg.Add(1)
+	}
 	return true
 }
 
+// untrack closes c and forgets it.
 func (p *Proxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
 	c.Close()
-}
-
-// tunnel serves CONNECT: it dials the allowed host, answers 200 and
-// copies both ways until both sides are done (or Close).
-func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
-	host, port, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		http.Error(w, "corral egress proxy: CONNECT wants HOST:PORT\n", http.StatusBadRequest)
-		return
-	}
-	if !p.check(w, host, port) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), dialTimeout)
-	up, err := p.dial(ctx, "tcp", net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), port))
-	cancel()
-	if err != nil {
-		http.Error(w, fmt.Sprintf("corral egress proxy: %s: %v\n", r.Host, err), http.StatusBadGateway)
-		return
-	}
-	defer up.Close()
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		http.Error(w, "corral egress proxy: cannot tunnel over this connection\n", http.StatusInternalServerError)
-		return
-	}
-	client, rw, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if !p.track(client) {
-		return
-	}
-	defer p.untrack(client)
-	client.SetDeadline(time.Time{})
-	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
-	// What the client sent after the request (a TLS hello, eagerly) sits
-	// in the server's buffer.
-	if n := rw.Reader.Buffered(); n > 0 {
-		b, _ := rw.Reader.Peek(n)
-		if _, err := up.Write(b); err != nil {
-			return
-		}
-	}
-	splice(client, up)
 }
 
 // splice copies a to b and b to a until both directions end, passing on

@@ -245,6 +245,18 @@ func TestBadRequests(t *testing.T) {
 		{"CONNECT without port", "CONNECT allowed.example HTTP/1.1\r\nHost: allowed.example\r\n\r\n", 400},
 		{"CONNECT bad host", "CONNECT allowed$example:443 HTTP/1.1\r\nHost: x\r\n\r\n", 400},
 		{"huge header", "GET http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nX: " + strings.Repeat("a", 2*maxHeaderBytes) + "\r\n\r\n", 431},
+		{"fragment", "GET http://allowed.example/#x HTTP/1.1\r\nHost: allowed.example\r\n\r\n", 400},
+		{"user information", "GET http://u@allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\n\r\n", 400},
+		{"HTTP/2", "GET http://allowed.example/ HTTP/2.0\r\nHost: allowed.example\r\n\r\n", 505},
+		{"two spaces", "GET  http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\n\r\n", 400},
+		{"folded header", "GET http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nX-A: b\r\n c\r\n\r\n", 400},
+		{"space before colon", "GET http://allowed.example/ HTTP/1.1\r\nHost : allowed.example\r\n\r\n", 400},
+		{"control character", "GET http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nX-A: b\rc\r\n\r\n", 400},
+		{"both framings", "POST http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"other transfer coding", "POST http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+		{"chunked in HTTP/1.0", "POST http://allowed.example/ HTTP/1.0\r\nHost: allowed.example\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"signed Content-Length", "POST http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nContent-Length: +3\r\n\r\n", 400},
+		{"two Content-Lengths", "POST http://allowed.example/ HTTP/1.1\r\nHost: allowed.example\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", proxy)
