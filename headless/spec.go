@@ -210,11 +210,11 @@ type Spec struct {
 	// that exports its own telemetry (it got TRACEPARENT) flushes its
 	// exporter on the way out, and a SIGTERM before that loses its spans.
 	// It applies only when the turn's span is recorded (a TracerProvider
-	// is installed and sampled the turn); without telemetry the teardown
-	// is as Linger says. The caller never waits for it: the Result is
-	// returned at the end of the turn; Close and TornDown come at most
-	// max(Linger, FlushWindow) + grace + drain after it. Zero means
-	// DefaultFlushWindow; negative means none.
+	// started it and sampled the turn, see proc.SetTracerProvider);
+	// without telemetry the teardown is as Linger says. The caller never
+	// waits for it: the Result is returned at the end of the turn; Close
+	// and TornDown come at most max(Linger, FlushWindow) + grace + drain
+	// after it. Zero means DefaultFlushWindow; negative means none.
 	FlushWindow time.Duration
 
 	// InterruptGrace is how long a cancelled agent has, after SIGINT to its

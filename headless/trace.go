@@ -15,8 +15,8 @@ import (
 	"github.com/corralrun/corral/proc"
 )
 
-// tracer is headless's, from the global TracerProvider (see
-// internal/tracing).
+// tracer starts headless's spans, from the provider
+// proc.SetTracerProvider describes.
 var tracer = tracing.Tracer{Scope: "github.com/corralrun/corral/headless"}
 
 // The span of the turn follows the OpenTelemetry semantic conventions for
@@ -42,7 +42,7 @@ type turnTrace struct {
 // startTurn starts the turn's span under ctx's.
 func startTurn(ctx context.Context, spec *Spec) turnTrace {
 	agent := agentName(spec)
-	ctx, span := tracer.Get().Start(ctx, "invoke_agent "+agent)
+	ctx, span := tracer.Start(ctx, "invoke_agent "+agent)
 	t := turnTrace{turn: span, ctx: ctx, on: span.IsRecording()}
 	if !t.on {
 		return t
@@ -159,7 +159,7 @@ func (t *turnTrace) toolSpans(r *Result, end time.Time) {
 		if start.IsZero() {
 			start = end
 		}
-		ctx, span := tracer.Get().Start(parent, "execute_tool "+c.Name, trace.WithTimestamp(start))
+		ctx, span := tracer.Start(parent, "execute_tool "+c.Name, trace.WithTimestamp(start))
 		ctxOf[c.ID] = ctx
 		attrs := []attribute.KeyValue{
 			attribute.String("gen_ai.operation.name", "execute_tool"),
@@ -194,7 +194,7 @@ func (t *turnTrace) beginTeardown(linger time.Duration) {
 	if !t.recording() {
 		return
 	}
-	_, t.teardown = tracer.Get().Start(t.ctx, spanTeardown)
+	_, t.teardown = tracer.Start(t.ctx, spanTeardown)
 	t.tornFrom, t.lingerGave = time.Now(), linger
 }
 

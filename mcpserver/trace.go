@@ -12,8 +12,8 @@ import (
 	"github.com/corralrun/corral/internal/tracing"
 )
 
-// tracer is the MCP server's, from the global TracerProvider (see
-// internal/tracing).
+// tracer starts the MCP server's spans, from the provider
+// proc.SetTracerProvider describes.
 var tracer = tracing.Tracer{Scope: "github.com/corralrun/corral/mcpserver"}
 
 // traceCalls is the outermost receiving middleware: each tool call is a
@@ -30,7 +30,7 @@ func traceCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = callParent(ctx, call)
-		ctx, span := tracer.Get().Start(ctx, "tools/call "+call.Params.Name, trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tracer.Start(ctx, "tools/call "+call.Params.Name, trace.WithSpanKind(trace.SpanKindServer))
 		if !span.IsRecording() {
 			return next(ctx, method, req)
 		}

@@ -67,6 +67,18 @@
 // docs/benchmarks.md). That thread ends a quarter of a second after
 // the last such start.
 //
+// # Tracing
+//
+// Each run is an OpenTelemetry span, proc.run (with proc.teardown below it
+// when the tree had to be stopped), under the span the context carries,
+// and the command gets TRACEPARENT naming it (docs/observability.md). The
+// span comes from the provider SetTracerProvider installed, else from the
+// provider of the context's span, else there is none and nothing is
+// recorded; the same holds for the packages built on proc (shell,
+// headless, mcpserver, service). proc links the OpenTelemetry API
+// packages only, not go.opentelemetry.io/otel and its global provider,
+// which would bring net/http into every program that runs a command.
+//
 // # Platforms
 //
 // What "the whole tree" means, and how exactly it is counted, depends on

@@ -13,7 +13,8 @@ import (
 	"github.com/corralrun/corral/internal/tracing"
 )
 
-// tracer is proc's, from the global TracerProvider (see internal/tracing).
+// tracer starts proc's spans, from the provider SetTracerProvider
+// describes.
 var tracer = tracing.Tracer{Scope: "github.com/corralrun/corral/proc"}
 
 // Span names and the attributes proc records (docs/observability.md).
@@ -24,8 +25,8 @@ const (
 
 // runTrace is a run's part in a trace: the run's span, under whatever
 // span the caller's context carries, and a child span for the tree's
-// teardown when there was one. With no TracerProvider installed, or a
-// span not sampled, run is nil and every method returns at once.
+// teardown when there was one. With no provider (SetTracerProvider), or
+// a span not sampled, run is nil and every method returns at once.
 type runTrace struct {
 	run      trace.Span
 	teardown trace.Span
@@ -43,7 +44,7 @@ type runTrace struct {
 // trace context comes from (its TRACEPARENT names the run's span; a span
 // that is not recorded still carries its caller's context).
 func (t *runTrace) start(ctx context.Context, spec *Spec, path string) context.Context {
-	ctx, span := tracer.Get().Start(ctx, spanRun)
+	ctx, span := tracer.Start(ctx, spanRun)
 	if !span.IsRecording() {
 		return ctx
 	}
@@ -107,7 +108,7 @@ func (t *runTrace) beginTeardown(p *Process) {
 	}
 	t.graceGiven = p.spec.grace()
 	ctx := trace.ContextWithSpan(context.Background(), t.run)
-	_, t.teardown = tracer.Get().Start(ctx, spanTeardown)
+	_, t.teardown = tracer.Start(ctx, spanTeardown)
 }
 
 // sentSignal records the stop signal going to the tree.

@@ -132,8 +132,11 @@ type Config struct {
 	// Trace turns the service's spans on (docs/observability.md): each
 	// submission, each execution with its wait in the queue, and below
 	// it the run's turn (its tool calls, its teardown) or process tree,
-	// through the global TracerProvider (otel.SetTracerProvider). A
-	// submission's span is a child of its context's span (the API takes
+	// from the provider proc.SetTracerProvider installed, else from that
+	// of the span the context carries. An execution's span starts under
+	// the trace context kept with it, which names no provider: a program
+	// that installs none traces the submissions it makes under its own
+	// spans, not their runs. A submission's span is a child of its context's span (the API takes
 	// a submitter's traceparent header); its trace context is kept with
 	// the execution and every attempt after it, so that the run's
 	// attempts are one trace on whichever worker runs them; each fire

@@ -14,8 +14,8 @@ import (
 	"github.com/corralrun/corral/store"
 )
 
-// tracer is the service's, from the global TracerProvider (see
-// internal/tracing).
+// tracer starts the service's spans, from the provider
+// proc.SetTracerProvider describes.
 var tracer = tracing.Tracer{Scope: "github.com/corralrun/corral/service"}
 
 // The service's spans (docs/observability.md): a submission, and each
@@ -47,7 +47,7 @@ func (s *Service) startSubmit(ctx context.Context, sub *store.Submission, parent
 	case !trace.SpanContextFromContext(ctx).IsValid() && parent != nil:
 		ctx = tracing.FromHeader(ctx, parent.TraceParent, parent.TraceState)
 	}
-	_, span := tracer.Get().Start(ctx, spanSubmit, opts...)
+	_, span := tracer.Start(ctx, spanSubmit, opts...)
 	if sc := span.SpanContext(); sc.IsValid() { // no provider: no context
 		sub.TraceParent, sub.TraceState = tracing.Traceparent(sc), sc.TraceState().String()
 	}
@@ -99,13 +99,13 @@ func (s *Service) startExecution(ctx context.Context, r *store.Run, claimed time
 		return ctx, execTrace{}
 	}
 	e := r.Execution
-	ctx, span := tracer.Get().Start(runTrace(ctx, e), spanExecution, trace.WithTimestamp(e.CreatedAt))
+	ctx, span := tracer.Start(runTrace(ctx, e), spanExecution, trace.WithTimestamp(e.CreatedAt))
 	t := execTrace{span: span, ctx: ctx}
 	if !span.IsRecording() {
 		return ctx, t
 	}
 	span.SetAttributes(executionAttrs(e, s.id)...)
-	_, q := tracer.Get().Start(ctx, spanQueue, trace.WithTimestamp(e.CreatedAt))
+	_, q := tracer.Start(ctx, spanQueue, trace.WithTimestamp(e.CreatedAt))
 	attrs := []attribute.KeyValue{attribute.Int64("corral.queue_ms", claimed.Sub(e.CreatedAt).Milliseconds())}
 	if at := e.AdmittedAt; at != nil && at.After(e.CreatedAt) {
 		attrs = append(attrs, attribute.Int64("corral.admit_wait_ms", at.Sub(e.CreatedAt).Milliseconds()))
@@ -152,7 +152,7 @@ func (s *Service) recoveredExecution(e *corral.Execution) execTrace {
 	if e.StartedAt != nil {
 		from = *e.StartedAt
 	}
-	ctx, span := tracer.Get().Start(runTrace(context.Background(), e), spanExecution, trace.WithTimestamp(from))
+	ctx, span := tracer.Start(runTrace(context.Background(), e), spanExecution, trace.WithTimestamp(from))
 	if span.IsRecording() {
 		span.SetAttributes(append(executionAttrs(e, e.WorkerID), attribute.Bool("corral.recovered", true))...)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/corralrun/corral/internal/tracing"
 )
 
-// tracer is the shell tool's, from the global TracerProvider (see
-// internal/tracing).
+// tracer starts the shell tool's spans, from the provider
+// proc.SetTracerProvider describes.
 var tracer = tracing.Tracer{Scope: "github.com/corralrun/corral/shell"}
 
 // Span names (docs/observability.md).
@@ -30,7 +30,7 @@ type commandSpan struct {
 // under the span ctx carries; the command runs under the returned
 // context, so its proc.run span is a child.
 func traceCommand(ctx context.Context, name string, req Request, session string) (context.Context, commandSpan) {
-	ctx, span := tracer.Get().Start(ctx, name)
+	ctx, span := tracer.Start(ctx, name)
 	if !span.IsRecording() {
 		return ctx, commandSpan{}
 	}

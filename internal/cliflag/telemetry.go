@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/telemetry"
 	"github.com/corralrun/corral/internal/tracing"
+	"github.com/corralrun/corral/proc"
 )
 
 // TelemetryHelp ends the usage of the commands that export spans.
@@ -74,7 +74,12 @@ func (f *Telemetry) Start(command, version string) context.Context {
 		return ctx
 	}
 	activeTelemetry = p
-	otel.SetTracerProvider(p)
+	// For corral's packages only. OpenTelemetry's global provider is left
+	// alone in every program of corral's, corral serve and corral mcp
+	// included: none of the libraries they link (River, pgx, the MCP SDK)
+	// traces through it, and setting it would link go.opentelemetry.io/otel
+	// and its propagators, which import net/http, into each of them.
+	proc.SetTracerProvider(p)
 	ctx = tracing.FromEnv(ctx, os.Getenv)
 	if *f.content || strings.EqualFold(os.Getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true") {
 		ctx = tracing.WithContent(ctx, redact.New(redact.EnvValues(os.Environ())...))
@@ -112,6 +117,7 @@ func FlushTelemetry() {
 	if activeTelemetry == nil {
 		return
 	}
+	proc.SetTracerProvider(nil) // a span started now could not be exported
 	if err := activeTelemetry.Shutdown(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "corral: telemetry:", err)
 	}

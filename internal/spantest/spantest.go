@@ -1,8 +1,9 @@
 // Package spantest records the spans corral's library packages make, for
-// their tests: it installs, once per test binary, the OpenTelemetry SDK as
-// the global TracerProvider with an in-memory exporter, sampling only the
-// traces a test starts with Trace (every other run stays unsampled and
-// records nothing), so tests of one package can share it, in parallel.
+// their tests: it makes, once per test binary, an OpenTelemetry SDK
+// provider with an in-memory exporter, sampling only the traces a test
+// starts with Trace (every other run stays unsampled and records nothing),
+// and installs it as corral's provider (as proc.SetTracerProvider does)
+// at every Start, so tests of one package can share it, in parallel.
 //
 // Only tests import it; the library itself links the OpenTelemetry API
 // alone.
@@ -15,28 +16,31 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/corralrun/corral/internal/tracing"
 )
 
 var (
 	once     sync.Once
 	exporter *tracetest.InMemoryExporter
+	provider *sdktrace.TracerProvider
 )
 
-// install sets the global provider, once. Roots are never sampled; a span
-// under a sampled parent is.
+// install makes the provider, once, and installs it: again each time, in
+// case a test of the binary installed another. Roots are never sampled; a
+// span under a sampled parent is.
 func install() {
 	once.Do(func() {
 		exporter = tracetest.NewInMemoryExporter()
-		tp := sdktrace.NewTracerProvider(
+		provider = sdktrace.NewTracerProvider(
 			sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())),
 			sdktrace.WithSyncer(exporter),
 		)
-		otel.SetTracerProvider(tp)
 	})
+	tracing.SetProvider(provider)
 }
 
 // Trace is one test's trace.
