@@ -1,7 +1,6 @@
 package shimprog
 
 import (
-	"debug/buildinfo"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -81,7 +80,7 @@ func choose(companion string) string {
 	if !ok || self.Main.Path != module || self.Path == module+"/cmd/corral-shim" {
 		return Self
 	}
-	other, err := buildinfo.ReadFile(companion)
+	other, err := readBuildInfo(companion)
 	if err != nil || !sameBuild(self, other) {
 		return Self
 	}

@@ -36,6 +36,12 @@ func TestSameBuildTellsBuildsApart(t *testing.T) {
 		}
 		return info
 	}
+	for _, bin := range []string{a, tagged} {
+		mine, err := readBuildInfo(bin)
+		if err != nil || mine.String() != read(bin).String() {
+			t.Fatalf("readBuildInfo(%s) = %v, %v; debug/buildinfo reads\n%v", bin, mine, err, read(bin))
+		}
+	}
 	if !sameBuild(read(a), read(b)) {
 		t.Errorf("two builds of the same tree with the same settings do not match")
 	}
