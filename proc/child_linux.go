@@ -711,7 +711,7 @@ var guardian struct {
 
 func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 	guardian.once.Do(func() {
-		guardian.g, guardian.err = shim.StartGuardian(shimprog.Direct(), root.Owner)
+		guardian.g, guardian.err = shim.StartGuardian(shimprog.Direct, root.Owner)
 		if guardian.err != nil {
 			guardian.err = fmt.Errorf("no guardian: %w", guardian.err)
 			return

@@ -1,4 +1,4 @@
-//go:build mutation_detachstays && linux
+//go:build mutation_detachstays
 
 // Mutant: A detached run's cgroup leaf stays in its supervisor's directory: its processes die when the supervisor exits.
 // Guarantee: 2. nothing left behind (detach asked for)

@@ -13,12 +13,9 @@ const (
 	jsonString                  // a "-quoted string, or text inside a JSON string: '"' and '\' too
 )
 
-// lineWord holds, by context, the bytes a value that ends a line is made of.
-var lineWord = [...]*set{
-	plainLine:    notIn(" \t\r\n"),
-	singleQuoted: notIn(" \t\r\n'"),
-	jsonString:   notIn(" \t\r\n\"\\"),
-}
+// lineWord holds, by context, the bytes a value that ends a line is made
+// of (made by makeTables).
+var lineWord [3]*set
 
 // startsLine reports whether the name at b[j] begins a line: only blanks
 // and at most one marker (a YAML list's or a comment's, a diff's + or -,

@@ -8,9 +8,9 @@
 
 package redact
 
-// pemBody, mutated for the CI's mutation step (.ci/mutations): a private
+// pemBodyBytes, mutated for the CI's mutation step (.ci/mutations): a private
 // key block ends at its first line break, so only the BEGIN line is
 // masked and the body is kept, as a line-by-line redactor does. The
 // redaction tests of this package, the service's logs and headless
 // transcripts must catch it. Built only with the tag mutation_redact.
-var pemBody = byteSet(letters + digits + "+/=:,.-_ \t")
+const pemBodyBytes = letters + digits + "+/=:,.-_ \t"

@@ -13,7 +13,7 @@ package redact
 // So GITHUB_TOKEN, apiKey, x-api-key, AWS_SECRET_ACCESS_KEY, DB_PASS and
 // client_secret are secret; input_tokens, session_id, TOKEN_FILE, PWD
 // and key_count are not.
-func SecretName(name string) bool { return secretName(name) }
+func SecretName(name string) bool { ensureTables(); return secretName(name) }
 
 // nameRule is a last word that makes a name secret.
 type nameRule struct {
@@ -31,7 +31,11 @@ const (
 	afterQualif                // it is word, after one of keyQualifiers
 )
 
-var nameRules = func() (m [256][]nameRule) {
+// nameRules holds the rules by the last byte of their word (made by
+// makeTables).
+var nameRules [256][]nameRule
+
+func makeNameRules() (m [256][]nameRule) {
 	for _, r := range []nameRule{
 		{"password", endsWith}, {"passwd", endsWith}, {"passphrase", endsWith}, {"secret", endsWith},
 		{"token", endsWith}, {"credential", endsWith}, {"credentials", endsWith}, {"apikey", endsWith},
@@ -46,7 +50,7 @@ var nameRules = func() (m [256][]nameRule) {
 		m[last-'a'+'A'] = append(m[last-'a'+'A'], r)
 	}
 	return m
-}()
+}
 
 var keyQualifiers = []string{"api", "private", "access", "secret", "account", "signing", "encryption",
 	"master", "client", "shared", "auth", "session", "storage", "ssh", "deploy", "service",

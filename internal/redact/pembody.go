@@ -2,7 +2,7 @@
 
 package redact
 
-// pemBody holds the bytes a PEM body may hold: base64, line breaks, the
+// pemBodyBytes are the bytes a PEM body may hold: base64, line breaks, the
 // headers of encrypted keys (Proc-Type: 4,ENCRYPTED) and of PGP armor,
 // and the backslash of escaped line breaks in JSON strings.
-var pemBody = byteSet(letters + digits + "+/=:,.-_ \t\r\n\\")
+const pemBodyBytes = letters + digits + "+/=:,.-_ \t\r\n\\"

@@ -83,6 +83,7 @@ func New(values ...string) *Redactor {
 // names look secret (SecretName), and the passwords of URLs with
 // credentials (scheme://user:password@host) in any entry, for New.
 func EnvValues(env []string) []string {
+	ensureTables()
 	var out []string
 	for _, kv := range env {
 		name, v, ok := strings.Cut(kv, "=")
@@ -140,6 +141,7 @@ func (r *Redactor) String(s string) string {
 // oneShot scans all of b as a whole stream. b is only read: a one-shot
 // pass never compacts.
 func (r *Redactor) oneShot(b []byte) *Writer {
+	ensureTables()
 	w := &Writer{r: r}
 	w.reset()
 	w.buf = b

@@ -259,8 +259,11 @@ func (t tokenShape) match(b []byte, i int, eof bool) match {
 	return match{}
 }
 
-// tokenShapes holds the prefixed credentials by their first byte.
-var tokenShapes = func() (m [256][]tokenShape) {
+// tokenShapes holds the prefixed credentials by their first byte (made by
+// makeTables).
+var tokenShapes [256][]tokenShape
+
+func makeTokenShapes() (m [256][]tokenShape) {
 	for _, t := range []tokenShape{
 		{"ghp_", alnum, 20}, {"gho_", alnum, 20}, {"ghu_", alnum, 20}, {"ghs_", alnum, 20}, {"ghr_", alnum, 20},
 		{"github_pat_", word, 20},
@@ -278,7 +281,7 @@ var tokenShapes = func() (m [256][]tokenShape) {
 		m[t.prefix[0]] = append(m[t.prefix[0]], t)
 	}
 	return m
-}()
+}
 
 // awsKeyID masks an AWS access key id (AKIA..., ASIA...: exactly 20
 // upper-case letters and digits), and looks for its secret key after it.

@@ -55,6 +55,7 @@ type span struct{ start, end int64 }
 // Writer returns a Writer that redacts what is written to it and passes
 // the result to dst.
 func (r *Redactor) Writer(dst io.Writer) *Writer {
+	ensureTables()
 	w := &Writer{r: r, dst: dst}
 	w.reset()
 	return w

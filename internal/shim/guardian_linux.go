@@ -53,12 +53,13 @@ type Guardian struct {
 // StartGuardian starts the guardian of dir, this process's own cgroup
 // directory (cgroup.Root.Owner), which every leaf it makes is in: the
 // native guardian (internal/guardelf) where this machine has one and can
-// execute it and the kernel offers cgroup.kill, else program (this program
-// or its companion, see internal/shimprog) in the guardian's role. It
+// execute it and the kernel offers cgroup.kill, else the program that
+// program returns (this program or its companion, see internal/shimprog;
+// only asked for then) in the guardian's role. It
 // lives as long as this process, in a session of its own so that a
 // terminal's signals do not reach it, and when this process is gone it
 // kills every process of every leaf still in dir at once.
-func StartGuardian(program, dir string) (*Guardian, error) {
+func StartGuardian(program func() string, dir string) (*Guardian, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("guardian: %w", err)
@@ -68,7 +69,7 @@ func StartGuardian(program, dir string) (*Guardian, error) {
 	g.pid, err = startNativeGuardian(dir, r)
 	if err != nil {
 		g.native = false
-		g.pid, err = syscall.ForkExec(program, []string{Comm}, &syscall.ProcAttr{
+		g.pid, err = syscall.ForkExec(program(), []string{Comm}, &syscall.ProcAttr{
 			Dir:   "/",
 			Env:   Environ(RoleGuardian, guardianDirEnv+"="+dir),
 			Files: []uintptr{r.Fd(), devNull(), devNull()},
