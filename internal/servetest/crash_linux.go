@@ -15,7 +15,11 @@ import (
 func (s *Server) Crash() {
 	kids, _ := procfs.Children(s.Cmd.Process.Pid)
 	for _, k := range kids {
-		if procfs.HasToken(k, shim.RoleEnv+"=") {
+		// A Go shim carries its role in its environment; the native
+		// guardian (internal/guardelf) has none, and names itself as every
+		// shim does.
+		st, err := procfs.ReadStat(k)
+		if procfs.HasToken(k, shim.RoleEnv+"=") || err == nil && st.Comm == shim.Comm {
 			syscall.Kill(k, syscall.SIGKILL)
 		}
 	}
