@@ -16,7 +16,7 @@
 // the reaped process used (its own and its waited children's, not a
 // helper that outlives it, such as the cgroup tier's guardian).
 //
-// corral is built with its companions (corral-mcp, corral-serve, corral-shim) beside
+// corral is built with its companions (corral-client, corral-mcp, corral-serve, corral-shim) beside
 // it, as CGO_ENABLED=0 go install ./cmd/... installs them (README); the
 // "cgo build" rows are the same source built with cgo on (the default
 // where a C compiler is installed: net and os/user then link libc, and

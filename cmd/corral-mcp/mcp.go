@@ -210,7 +210,11 @@ func (f *mcpFlags) serveHTTP(ctx, base context.Context, srv *mcpserver.Server, t
 	}
 	mux := http.NewServeMux()
 	opts := mcpserver.HTTPOptions{Token: token, Idle: *f.idle, ClientIdle: cliflag.NegIfZero(*f.clientIdle), AllowOrigins: f.origins}
-	mux.Handle("/mcp", cliflag.WithTelemetry(srv.Handler(opts), base))
+	h := srv.Handler(opts)
+	if f.tf.On() {
+		h = withTelemetry(h, base)
+	}
+	mux.Handle("/mcp", h)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "corral mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -13,16 +13,27 @@ import (
 // The task service is a companion program, corral-serve: it links the SQL
 // drivers, River, the HTTP API and the web UI; corral mcp and corral shell
 // are another, corral-mcp, run as corral-mcp mcp|shell ARGS: it links the
-// MCP SDK, its JSON Schema package and the shell tool. Every other command
-// (and every run's helper) would pay their start if they were linked here.
+// MCP SDK, its JSON Schema package and the shell tool; the service's client
+// commands (submit, ps, logs, cancel, agents, schedules) are a third,
+// corral-client, run as corral-client COMMAND ARGS: it links the service's
+// Go client, and with it net/http, crypto/tls and crypto/x509. Every other
+// command (and every run's helper) would pay their start if they were
+// linked here.
 func init() {
 	register("serve", "run the task service: agents, slots, schedules, HTTP API, web UI", func(args []string) int {
 		return runCompanion("corral-serve", args)
 	})
-	for _, c := range cliflag.MCPCommands {
+	registerCompanion("corral-mcp", cliflag.MCPCommands)
+	registerCompanion("corral-client", cliflag.ClientCommands)
+}
+
+// registerCompanion registers the commands of the companion program
+// prog, which runs each as prog COMMAND ARGS.
+func registerCompanion(prog string, cmds []struct{ Name, Summary string }) {
+	for _, c := range cmds {
 		name := c.Name
 		register(name, c.Summary, func(args []string) int {
-			return runCompanion("corral-mcp", append([]string{name}, args...))
+			return runCompanion(prog, append([]string{name}, args...))
 		})
 	}
 }

@@ -21,8 +21,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// With corral-serve and corral-shim beside it, as go install ./cmd/...
-	// puts them, and the same mutation tags as this test binary, so that a
+	// With its companions beside it (servetest.Commands: corral-client,
+	// corral-mcp, corral-serve, corral-shim), as go install ./cmd/... puts
+	// them, and the same mutation tags as this test binary, so that a
 	// mutant is in the programs the tests run.
 	if corralBin, err = servetest.BuildCorral(dir, servetest.MutationTags()...); err != nil {
 		fmt.Fprintf(os.Stderr, "building corral: %v\n", err)

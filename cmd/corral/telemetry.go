@@ -11,5 +11,4 @@ const telemetryHelp = cliflag.TelemetryHelp
 var (
 	addTelemetryFlags = cliflag.AddTelemetry
 	flushTelemetry    = cliflag.FlushTelemetry
-	withTelemetry     = cliflag.WithTelemetry
 )

@@ -1,10 +1,11 @@
 // Package cliflag holds what corral's command-line programs (corral and
-// its companions corral-mcp and corral-serve) share beyond the library:
-// flag types and the flags several commands take (the sandbox's, --grace,
-// telemetry's, webhooks'), the signals that stop a command and those every
-// command drops, the exit statuses, the default data directory. One place
-// for each, so that `corral run`, `corral mcp`, `corral serve` and the
-// client commands agree.
+// its companions corral-client, corral-mcp and corral-serve) share beyond
+// the library: flag types and the flags several commands take (the
+// sandbox's, --grace, telemetry's, webhooks'), the signals that stop a
+// command and those every command drops, the exit statuses, the default
+// data directory, the names and summaries of the companions' commands.
+// One place for each, so that `corral run`, `corral mcp`, `corral serve`
+// and the client commands agree. It imports no HTTP: corral links it.
 package cliflag
 
 import (

@@ -4,12 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/corralrun/corral/internal/redact"
 	"github.com/corralrun/corral/internal/telemetry"
@@ -122,21 +119,4 @@ func FlushTelemetry() {
 		fmt.Fprintln(os.Stderr, "corral: telemetry:", err)
 	}
 	activeTelemetry = nil
-}
-
-// WithTelemetry gives each HTTP request the server's content setting and,
-// when the request brings no trace context of its own, the caller's
-// (TRACEPARENT); h itself while telemetry is off.
-func WithTelemetry(h http.Handler, base context.Context) http.Handler {
-	if activeTelemetry == nil {
-		return h
-	}
-	sc := trace.SpanContextFromContext(base)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := tracing.CopyContent(r.Context(), base)
-		if sc.IsValid() {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
 }

@@ -46,9 +46,11 @@ func Build(t testing.TB, dir, name, pkg string) string {
 }
 
 // Commands are corral's programs as go install ./cmd/... installs them:
-// corral, the programs it executes for corral mcp and corral shell and for
-// corral serve, and the helper its runs start their shims from.
-var Commands = []string{"corral", "corral-mcp", "corral-serve", "corral-shim"}
+// corral, the programs it executes for corral mcp and corral shell, for
+// corral serve and for the client commands (corral submit, ps, logs,
+// cancel, agents, schedules), and the helper its runs start their shims
+// from.
+var Commands = []string{"corral", "corral-client", "corral-mcp", "corral-serve", "corral-shim"}
 
 // BuildCacheEnv names a directory where BuildCorral keeps the programs it
 // builds, for later test binaries built with the same tags to reuse:

@@ -23,8 +23,8 @@ func Check(err error) {
 }
 
 // BuildCorral builds all of corral's programs (./cmd/...: corral and the
-// companions it executes or starts, corral-mcp, corral-serve, corral-shim
-// and corral-otlp) into dir, as go install ./cmd/... installs them beside
+// companions it executes or starts, corral-client, corral-mcp,
+// corral-serve, corral-shim and corral-otlp) into dir, as go install ./cmd/... installs them beside
 // each other, with env added to the build's environment, and returns
 // corral's path. dir is made if it does not exist. If the build fails, it
 // ends the program as Check does.

@@ -50,8 +50,8 @@ def corral_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     if not shutil.which("go"):
         pytest.fail("no corral binary: set CORRAL_BIN or put Go on PATH to build ./cmd/corral and its companions")
     bin_dir = tmp_path_factory.mktemp("bin")
-    # corral serve runs corral-serve (and corral mcp corral-mcp), found beside corral.
-    subprocess.run(["go", "build", "-o", str(bin_dir) + "/", "./cmd/corral", "./cmd/corral-mcp", "./cmd/corral-serve", "./cmd/corral-shim"], cwd=REPO, check=True)
+    # corral serve runs corral-serve (corral mcp corral-mcp, corral submit corral-client), found beside corral.
+    subprocess.run(["go", "build", "-o", str(bin_dir) + "/", "./cmd/corral", "./cmd/corral-client", "./cmd/corral-mcp", "./cmd/corral-serve", "./cmd/corral-shim"], cwd=REPO, check=True)
     return str(bin_dir / "corral")
 
 

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("submit", "submit a task to an agent of the task service", submitMain)
+	register("submit", submitMain)
 }
 
 const submitUsage = `Usage: corral submit [flags] AGENT INPUT

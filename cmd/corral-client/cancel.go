@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("cancel", "cancel a queued or running execution", cancelMain)
+	register("cancel", cancelMain)
 }
 
 const cancelUsage = `Usage: corral cancel [flags] ID...

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("agents", "list, create, change and delete agents of the task service", agentsMain)
+	register("agents", agentsMain)
 }
 
 const agentsUsage = `Usage:

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("schedules", "list, create, change, delete and trigger schedules of an agent", schedulesMain)
+	register("schedules", schedulesMain)
 }
 
 const schedulesUsage = `Usage:

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("logs", "print (and follow) the log of an execution", logsMain)
+	register("logs", logsMain)
 }
 
 const logsUsage = `Usage: corral logs [flags] ID

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("ps", "list executions of the task service", psMain)
+	register("ps", psMain)
 }
 
 const psUsage = `Usage: corral ps [flags]
