@@ -15,8 +15,8 @@ import (
 func TestAgentFieldsReadAndWriteTheirOwnJSONKey(t *testing.T) {
 	sample := map[corral.FieldKind]string{corral.FieldText: "x1", corral.FieldInt: "7", corral.FieldDuration: "1m30s", corral.FieldList: "a, b", corral.FieldBool: "true", corral.FieldNumber: "0.5"}
 	seen := map[string]bool{}
-	for i := range corral.AgentFields {
-		f := &corral.AgentFields[i]
+	for i := range corral.AgentFields() {
+		f := &corral.AgentFields()[i]
 		if seen[f.Key] || seen["flag:"+f.Flag] {
 			t.Fatalf("%s declared twice", f.Key)
 		}

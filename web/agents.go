@@ -141,7 +141,7 @@ func (l *sharedAgents) fragment(ctx context.Context) ([]byte, error) {
 }
 
 // agentForm is the agent form's fields as typed, and what is wrong with
-// them. Values holds the settings of corral.AgentFields by their keys
+// them. Values holds the settings of corral.AgentFields() by their keys
 // (the inputs' names); the others have inputs of their own. The values of
 // the agent's env are never shown: EnvNames lists what is set, Env holds
 // only the lines typed to set or replace variables, and EnvRemove the
@@ -170,8 +170,8 @@ func newAgentForm() *agentForm {
 func formOf(a *corral.Agent) *agentForm {
 	f := &agentForm{Editing: true, Name: a.Name, Command: strings.Join(a.Command, "\n"), Values: map[string]string{},
 		Sandbox: sandboxFormOf(a.Sandbox), CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
-	for i := range corral.AgentFields {
-		fld := &corral.AgentFields[i]
+	for i := range corral.AgentFields() {
+		fld := &corral.AgentFields()[i]
 		f.Values[fld.Key] = fld.Text(a)
 	}
 	f.Values["pass_env"] = strings.Join(a.PassEnv, "\n")
@@ -190,7 +190,7 @@ func readAgentForm(r *http.Request) *agentForm {
 	lines := func(k string) string { return strings.TrimSpace(strings.ReplaceAll(r.PostFormValue(k), "\r\n", "\n")) }
 	f := &agentForm{Name: strings.TrimSpace(r.PostFormValue("name")), Command: lines("command"), Values: map[string]string{},
 		Env: lines("env"), EnvRemove: map[string]bool{}, Sandbox: readSandboxForm(r)}
-	for _, fld := range corral.AgentFields {
+	for _, fld := range corral.AgentFields() {
 		f.Values[fld.Key] = lines(fld.Key)
 	}
 	for _, name := range r.PostForm["env_remove"] {
@@ -210,8 +210,8 @@ func (f *agentForm) agent(env map[string]string) (*corral.Agent, bool) {
 	} else if err := corral.ValidName(f.Name); err != nil {
 		f.Errors["name"] = "The name " + err.Error() + "."
 	}
-	for i := range corral.AgentFields {
-		fld := &corral.AgentFields[i]
+	for i := range corral.AgentFields() {
+		fld := &corral.AgentFields()[i]
 		if err := fld.Set(a, f.Values[fld.Key]); err != nil {
 			f.Errors[fld.Key] = capitalize(strings.TrimPrefix(err.Error(), fld.Key+": ")) + "."
 		}
@@ -282,7 +282,7 @@ func (f *agentForm) serviceError(err error) bool {
 	case !errors.Is(err, service.ErrInvalid):
 		return false
 	}
-	for _, fld := range corral.AgentFields {
+	for _, fld := range corral.AgentFields() {
 		if strings.HasPrefix(msg, fld.Key) {
 			f.Errors[fld.Key] = capitalize(msg) + "."
 			return true

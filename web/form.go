@@ -26,7 +26,7 @@ func parseDur(v string) (corral.Duration, error) {
 }
 
 // fieldView is an input of the agent form for a setting of
-// corral.AgentFields, with its label and hint as they are declared there.
+// corral.AgentFields(), with its label and hint as they are declared there.
 type fieldView struct {
 	Key, Label, Help, Value, Error string
 	Numeric                        bool

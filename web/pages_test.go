@@ -318,7 +318,7 @@ func TestSchedulesPageCreatesTogglesTriggersAndDeletes(t *testing.T) {
 }
 
 // TestAgentPageSetsBudgetsAndRetriesAndShowsTheSpend: the form's budget
-// and retry fields (declared once, in corral.AgentFields) reach the
+// and retry fields (declared once, in corral.AgentFields()) reach the
 // agent, and its page shows each window's bar.
 func TestAgentPageSetsBudgetsAndRetriesAndShowsTheSpend(t *testing.T) {
 	s := newStack(t, stackOpt{token: token})

@@ -76,7 +76,7 @@ held in the queue, and runs in flight end at their next usage event
 Flags:
 `
 
-// agentFlags are the flags of corral agents: one per corral.AgentFields
+// agentFlags are the flags of corral agents: one per corral.AgentFields()
 // entry, and those of the settings with front ends of their own (env,
 // sandbox).
 type agentFlags struct {
@@ -116,8 +116,8 @@ func (v *fieldFlag) text() string {
 
 func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 	af := &agentFlags{fs: fs, fields: map[string]*fieldFlag{}, hooks: addWebhookFlags(fs, "the agent's")}
-	for i := range corral.AgentFields {
-		f := &corral.AgentFields[i]
+	for i := range corral.AgentFields() {
+		f := &corral.AgentFields()[i]
 		v := &fieldFlag{f: f}
 		af.fields[f.Key] = v
 		help := f.Help
