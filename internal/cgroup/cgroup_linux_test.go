@@ -270,3 +270,15 @@ func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 		t.Errorf("a live supervisor's leaf was swept: %v", err)
 	}
 }
+
+// TestFindMountAgreesWithMountinfo: the statfs shortcut finds the mount
+// that /proc/self/mountinfo names, where there is one.
+func TestFindMountAgreesWithMountinfo(t *testing.T) {
+	want, err := mountFromMountinfo()
+	if err != nil {
+		t.Skipf("SKIP: no cgroup v2 hierarchy mounted here: %v", err)
+	}
+	if got, err := findMount(); err != nil || got != want {
+		t.Fatalf("findMount() = %q, %v; mountinfo says %q", got, err, want)
+	}
+}
