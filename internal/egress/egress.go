@@ -36,7 +36,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -322,10 +321,10 @@ func splice(a, b net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		io.Copy(b, a)
+		relay(b, a)
 		closeWrite(b)
 	}()
-	io.Copy(a, b)
+	relay(a, b)
 	closeWrite(a)
 	<-done
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -333,5 +335,52 @@ func TestEnv(t *testing.T) {
 		if !slices.Contains(env, want) {
 			t.Errorf("Env lacks %s: %q", want, env)
 		}
+	}
+}
+
+// pipes counts this process's descriptors that are pipes.
+func pipes(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("SKIP: no /proc/self/fd here: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "pipe:") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRelaysLeaveNoPipeOpen: the proxy's relays copy with reads and
+// writes of their own: io.Copy between two TCP connections splices them
+// through a pipe from the runtime's pool, whose two descriptors outlive
+// the run until a garbage collection frees them (a sandboxed run's
+// descriptor check caught them).
+func TestRelaysLeaveNoPipeOpen(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIP: splice is Linux's")
+	}
+	_, addr := upstream(t)
+	_, proxy := serve(t, addr)
+	before := pipes(t)
+	c, br, code := connect(t, proxy, addr)
+	if code != http.StatusOK {
+		t.Fatalf("CONNECT %s: %d, want 200", addr, code)
+	}
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: tunnelled\r\nConnection: close\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	} else {
+		io.Copy(io.Discard, resp.Body)
+	}
+	c.Close()
+	if code, _ := get(t, client(proxy), "http://"+addr+"/x"); code != 200 {
+		t.Fatalf("GET through the proxy: %d", code)
+	}
+	if after := pipes(t); after > before {
+		t.Fatalf("%d pipes open after the relays, %d before", after, before)
 	}
 }

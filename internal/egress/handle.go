@@ -110,7 +110,7 @@ func (p *Proxy) plainHTTP(c net.Conn, br *bufio.Reader, req *request) {
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
-		io.Copy(c, up)
+		relay(c, up)
 		// The exchange is over: a body still on its way is not wanted,
 		// and a read of it waiting must return.
 		c.SetReadDeadline(time.Now())
