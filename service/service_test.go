@@ -508,7 +508,10 @@ func TestHeadlessIdleWatchdogFailsASilentTurnAndKeepsTheSession(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend storetest.Backend) {
 		f := newFixture(t, backend, service.Config{})
 		silent := `echo '{"type":"system","subtype":"init","session_id":"sess-2"}'; sleep 300`
-		f.agent(corral.Agent{Name: "mute", Kind: corral.KindHeadless, IdleTimeout: corral.Duration(500 * time.Millisecond), Grace: corral.Duration(200 * time.Millisecond), Command: []string{"bash", "-c", silent}})
+		// The idle limit also bounds the turn's start before its first
+		// line (a guarded run's init, then bash): 500 ms was once too
+		// little for it in a full suite on a loaded 2-core machine.
+		f.agent(corral.Agent{Name: "mute", Kind: corral.KindHeadless, IdleTimeout: corral.Duration(3 * time.Second), Grace: corral.Duration(200 * time.Millisecond), Command: []string{"bash", "-c", silent}})
 		e := f.waitTerminal(f.submit("mute", "hello").ID, 30*time.Second)
 		if e.Status != corral.StatusFailed || e.ErrorType != corral.ErrorIdle || e.SessionID != "sess-2" {
 			t.Fatalf("silent turn: %s %s session %q (%s)", e.Status, e.ErrorType, e.SessionID, e.Error)

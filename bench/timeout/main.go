@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral/bench/internal/benchutil"
+	"github.com/corralrun/corral/internal/guardelf"
 )
 
 // runner is one command line, with the wall times of its runs.
@@ -58,6 +59,10 @@ func main() {
 	benchutil.Check(err)
 	hello := benchutil.BuildHello(dir)
 	guardian := []string{"CORRAL_SHIM=guardian", "CORRAL_SHIM_CGROUP_DIR=" + dir}
+	// The native guardian as corral runs it (from a memory file), here from
+	// a file: its start, end of file on its stdin, its write and exit.
+	native := filepath.Join(dir, "native-guardian")
+	benchutil.Check(os.WriteFile(native, guardelf.Image(), 0o755))
 	runners := pick([]*runner{
 		{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}},
 		{name: "corral timeout 10 /bin/true", argv: []string{corral, "timeout", "10", "/bin/true"}},
@@ -66,8 +71,16 @@ func main() {
 		{name: "corral run --timeout 10s -- /bin/true", argv: []string{corral, "run", "--timeout", "10s", "--", "/bin/true"}},
 		{name: "corral's guardian alone (its start, then exit)", argv: []string{corral}, env: guardian},
 		{name: "corral-shim's guardian alone", argv: []string{filepath.Join(filepath.Dir(corral), "corral-shim")}, env: guardian},
+		{name: "the native guardian alone (internal/guardelf)", argv: []string{native, filepath.Join(dir, "no-such-cgroup")}},
 		{name: "a Go hello world", argv: []string{hello}},
 	}, *only)
+	// Each program starts as one installed long ago: read back from disk
+	// (benchutil.Settle), then warmed alike.
+	settled := []string{filepath.Dir(corral), "/bin/true"}
+	for _, r := range runners {
+		settled = append(settled, r.argv[0])
+	}
+	benchutil.Settle(settled...)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	benchutil.Check(err)
 	for _, r := range runners { // warm the page cache
