@@ -11,53 +11,22 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/corralrun/corral/internal/cliflag"
 )
 
-// commands are this program's commands, registered by submit.go, ps.go,
-// logs.go, cancel.go, agents.go and schedules.go under the names of
+// program is corral-client: its commands are registered by submit.go,
+// ps.go, logs.go, cancel.go, agents.go and schedules.go under the names of
 // cliflag.ClientCommands.
-var commands = map[string]func(args []string) int{}
+var program = &cliflag.Companion{
+	Name:     "corral-client",
+	About:    "corral-client runs the task service's client commands; corral executes\nit in its place for each of them.",
+	Commands: cliflag.ClientCommands,
+}
 
-func register(name string, run func(args []string) int) { commands[name] = run }
+func register(name string, run func(args []string) int) { program.Register(name, run) }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:]))
-}
-
-func dispatch(args []string) int {
-	if len(args) == 0 {
-		usage()
-		return exitUsage
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		usage()
-		return exitOK
-	case "version", "--version":
-		fmt.Println("corral-client", cliflag.Version())
-		return exitOK
-	}
-	run, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "corral-client: unknown command %q\n\n", args[0])
-		usage()
-		return exitUsage
-	}
-	cliflag.CatchStraySignals(false)
-	return run(args[1:])
-}
-
-func usage() {
-	var b strings.Builder
-	b.WriteString("corral-client runs the task service's client commands; corral executes\nit in its place for each of them.\n\nUsage:\n  corral-client COMMAND [flags] [args]\n\nCommands:\n")
-	for _, c := range cliflag.ClientCommands {
-		fmt.Fprintf(&b, "  %-10s %s\n", c.Name, c.Summary)
-	}
-	b.WriteString("\nRun \"corral-client COMMAND -h\" (or \"corral help COMMAND\") for a command's flags.\n")
-	fmt.Fprint(os.Stderr, b.String())
+	os.Exit(program.Main(os.Args[1:]))
 }

@@ -1,5 +1,13 @@
 package cliflag
 
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
 // MCPCommands are the commands of the companion program corral-mcp, which
 // corral executes in its place for them (the MCP SDK, its JSON Schema
 // package and the shell tool are linked there, not into corral), with the
@@ -21,4 +29,102 @@ var ClientCommands = []struct{ Name, Summary string }{
 	{"cancel", "cancel a queued or running execution"},
 	{"agents", "list, create, change and delete agents of the task service"},
 	{"schedules", "list, create, change, delete and trigger schedules of an agent"},
+}
+
+// ExitUsage is corral's status for a command line it cannot read.
+const ExitUsage = 2
+
+// Companion is one of corral's companion programs (corral-mcp,
+// corral-client): corral executes it in its place as NAME COMMAND ARGS for
+// the commands it serves, so that what they link stays out of corral's
+// own start. Main reads the command, answers help and version itself,
+// and runs the command's function.
+type Companion struct {
+	// Name is the program's file name; About says what it runs, for its
+	// usage (a sentence, its line breaks as printed).
+	Name, About string
+	// Commands are the commands it serves, which corral registers under
+	// the same names (MCPCommands, ClientCommands).
+	Commands []struct{ Name, Summary string }
+	// Server makes it a server, for CatchStraySignals, and exports the
+	// spans its commands ended before it returns (FlushTelemetry).
+	Server bool
+
+	run    map[string]func(args []string) int
+	stderr io.Writer // where the usage goes; nil: os.Stderr
+}
+
+// Register makes run the command name's function.
+func (c *Companion) Register(name string, run func(args []string) int) {
+	if c.run == nil {
+		c.run = map[string]func(args []string) int{}
+	}
+	c.run[name] = run
+}
+
+// Main runs the command args name and returns the exit status: 2 with a
+// usage naming the commands when there is none or it is not one of them,
+// 0 for help and version.
+func (c *Companion) Main(args []string) int {
+	if len(args) == 0 {
+		c.usage()
+		return ExitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		c.usage()
+		return 0
+	case "version", "--version":
+		fmt.Println(c.Name, Version())
+		return 0
+	}
+	run, ok := c.run[args[0]]
+	if !ok {
+		fmt.Fprintf(c.errOut(), "%s: unknown command %q\n\n", c.Name, args[0])
+		c.usage()
+		return ExitUsage
+	}
+	CatchStraySignals(c.Server)
+	code := run(args[1:])
+	if c.Server {
+		FlushTelemetry() // bounded: spans ended before the exit are exported
+	}
+	return code
+}
+
+func (c *Companion) usage() {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nUsage:\n  %s COMMAND [flags] [args]\n\nCommands:\n", c.About, c.Name)
+	for _, cmd := range c.Commands {
+		fmt.Fprintf(&b, "  %-10s %s\n", cmd.Name, cmd.Summary)
+	}
+	fmt.Fprintf(&b, "\nRun \"%s COMMAND -h\" (or \"corral help COMMAND\") for a command's flags.\n", c.Name)
+	fmt.Fprint(c.errOut(), b.String())
+}
+
+// Check reports an error unless every command of Commands is registered,
+// and no other: corral would send a command to a program without it, or
+// never run one it has.
+func (c *Companion) Check() error {
+	var errs []error
+	listed := map[string]bool{}
+	for _, cmd := range c.Commands {
+		listed[cmd.Name] = true
+		if c.run[cmd.Name] == nil {
+			errs = append(errs, fmt.Errorf("corral lists %s as %s's, which has no such command", cmd.Name, c.Name))
+		}
+	}
+	for name := range c.run {
+		if !listed[name] {
+			errs = append(errs, fmt.Errorf("%s has %s, which its Commands do not list: corral cannot run it", c.Name, name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Companion) errOut() io.Writer {
+	if c.stderr != nil {
+		return c.stderr
+	}
+	return os.Stderr
 }
