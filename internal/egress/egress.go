@@ -33,6 +33,7 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -285,9 +286,23 @@ func (p *Proxy) dial(addr string) (net.Conn, error) {
 		return nil, err
 	}
 	if !p.track(c, false) {
-		return nil, errors.New("proxy closed")
+		return nil, errClosed
 	}
 	return c, nil
+}
+
+// errClosed is dial's error once Close was called.
+var errClosed = errors.New("proxy closed")
+
+// dialFailed answers a client whose upstream could not be dialled with
+// 502, unless the proxy was closed meanwhile: Close ends the exchange
+// without an answer, whether the dial was cut short or had just
+// succeeded.
+func (p *Proxy) dialFailed(c net.Conn, br *bufio.Reader, target string, err error) {
+	if errors.Is(err, errClosed) || p.ctx.Err() != nil {
+		return
+	}
+	refuse(c, br, &statusError{502, fmt.Sprintf("corral egress proxy: %s: %v\n", target, err)})
 }
 
 // track registers c for Close (and, for a client, the goroutine that

@@ -58,7 +58,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *request) {
 	}
 	up, err := p.dial(addr)
 	if err != nil {
-		refuse(c, br, &statusError{502, fmt.Sprintf("corral egress proxy: %s: %v\n", req.target, err)})
+		p.dialFailed(c, br, req.target, err)
 		return
 	}
 	defer p.untrack(up)
@@ -104,7 +104,7 @@ func (p *Proxy) plainHTTP(c net.Conn, br *bufio.Reader, req *request) {
 	}
 	up, err := p.dial(addr)
 	if err != nil {
-		refuse(c, br, &statusError{502, fmt.Sprintf("corral egress proxy: %s: %v\n", authority, err)})
+		p.dialFailed(c, br, authority, err)
 		return
 	}
 	answered := make(chan struct{})
