@@ -139,6 +139,12 @@ i=0; while :; do i=$((i+1))
 echo "{\"type\":\"assistant\",\"message\":{\"id\":\"m$i\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":100000,\"output_tokens\":0},\"content\":[{\"type\":\"text\",\"text\":\"more\"}]}}"
 sleep 0.05; done`
 
+// slowBurner is burner with a second between its messages: a run's result
+// counts what the lines still in the pipe report once its ceiling ended
+// it (the agent spent it), so the next message must not come before the
+// run is torn down, which on a loaded machine took more than 50 ms.
+var slowBurner = strings.Replace(burner, "sleep 0.05", "sleep 1", 1)
+
 // TestBudgetWindowEndsRunsAndRefusesTasksOnceSpent: runs spend an
 // agent's daily window as their usage arrives; the run whose spend
 // crosses it ends as max_budget at that event, the window overspent by
@@ -169,7 +175,7 @@ func TestBudgetWindowEndsRunsAndRefusesTasksOnceSpent(t *testing.T) {
 			t.Fatalf("a task once the window is spent: %v", err)
 		}
 
-		f.agent(corral.Agent{Name: "cap", Kind: corral.KindHeadless, Command: []string{"bash", "-c", burner, "agent", "{{prompt}}"},
+		f.agent(corral.Agent{Name: "cap", Kind: corral.KindHeadless, Command: []string{"bash", "-c", slowBurner, "agent", "{{prompt}}"},
 			Budget: corral.Budget{MaxCostUSD: 0.5}})
 		e := f.waitTerminal(f.submit("cap", "go").ID, 30*time.Second)
 		if e.ErrorType != corral.ErrorMaxBudget || e.CostUSD < 0.5 || e.CostUSD > 0.61 || !e.CostEstimated || !strings.Contains(e.Error, "over its ceiling of $0.5000") {
