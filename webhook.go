@@ -1,20 +1,16 @@
 package corral
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // Webhook is an endpoint that receives a POST for the events of an
-// agent's executions, signed with its secret (see Sign). Its Secret is
+// agent's executions, signed with its secret (see package webhook's Sign). Its Secret is
 // write-only: answers carry SecretSet instead.
 type Webhook struct {
 	URL       string `json:"url"`
@@ -82,49 +78,6 @@ func ValidWebhookURL(s string) error {
 	}
 	if u.User != nil {
 		return errors.New("url: put no credentials in it; the deliveries are signed with the secret")
-	}
-	return nil
-}
-
-// Sign returns the Corral-Signature header of a delivery of body at t:
-// "t=UNIX_SECONDS,v1=HEX", HEX being HMAC-SHA256(secret, "t.body"), as
-// Stripe signs its webhooks.
-func Sign(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + signature(secret, ts, body)
-}
-
-func signature(secret, ts string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret+signMutant))
-	m.Write([]byte(ts))
-	m.Write([]byte("."))
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// VerifySignature checks a Corral-Signature header of body against secret,
-// and that it is no older than tolerance at now (zero: any age): what a
-// receiver does.
-func VerifySignature(secret, header string, body []byte, now time.Time, tolerance time.Duration) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("signature header malformed: want t=UNIX_SECONDS,v1=HEX")
-	}
-	if !hmac.Equal([]byte(sig), []byte(signature(secret, ts, body))) {
-		return errors.New("signature does not match")
-	}
-	if tolerance > 0 && now.Sub(time.Unix(sec, 0)).Abs() > tolerance {
-		return errors.New("signature too old (a replay?)")
 	}
 	return nil
 }

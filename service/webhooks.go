@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/webhook"
 )
 
 // Defaults of the webhook deliveries.
@@ -99,7 +100,7 @@ func post(ctx context.Context, hc *http.Client, d *corral.WebhookDelivery) (int,
 	req.Header.Set("User-Agent", "corral-webhook")
 	req.Header.Set("Corral-Event", d.Event)
 	req.Header.Set("Corral-Delivery", d.ID)
-	req.Header.Set("Corral-Signature", corral.Sign(d.Secret, time.Now(), d.Body))
+	req.Header.Set("Corral-Signature", webhook.Sign(d.Secret, time.Now(), d.Body))
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package corral_test
+package webhook_test
 
 import (
 	"crypto/hmac"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/webhook"
 )
 
 // TestWebhookSignatureIsStripesScheme: the header is t=UNIX,v1=HEX with
@@ -19,17 +19,17 @@ func TestWebhookSignatureIsStripesScheme(t *testing.T) {
 	m := hmac.New(sha256.New, []byte("whsec"))
 	m.Write([]byte("1767225600." + string(body)))
 	want := "t=1767225600,v1=" + hex.EncodeToString(m.Sum(nil))
-	if got := corral.Sign("whsec", at, body); got != want {
+	if got := webhook.Sign("whsec", at, body); got != want {
 		t.Fatalf("signature %q, want %q", got, want)
 	}
-	if err := corral.VerifySignature("whsec", want, body, at.Add(time.Minute), 5*time.Minute); err != nil {
+	if err := webhook.Verify("whsec", want, body, at.Add(time.Minute), 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"body":   corral.VerifySignature("whsec", want, []byte(`{"event":"failed"}`), at, 0),
-		"secret": corral.VerifySignature("other", want, body, at, 0),
-		"old":    corral.VerifySignature("whsec", want, body, at.Add(time.Hour), 5*time.Minute),
-		"shape":  corral.VerifySignature("whsec", "v1=abc", body, at, 0),
+		"body":   webhook.Verify("whsec", want, []byte(`{"event":"failed"}`), at, 0),
+		"secret": webhook.Verify("other", want, body, at, 0),
+		"old":    webhook.Verify("whsec", want, body, at.Add(time.Hour), 5*time.Minute),
+		"shape":  webhook.Verify("whsec", "v1=abc", body, at, 0),
 	} {
 		if err == nil {
 			t.Errorf("a signature with the wrong %s passed", name)

@@ -1,6 +1,6 @@
 //go:build !mutation_webhooksign
 
-package corral
+package webhook
 
 // signMutant is what the mutation step appends to a webhook's secret
 // (mutation_webhooksign.go): nothing.
