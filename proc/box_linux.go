@@ -31,11 +31,13 @@ type box struct {
 	root    bool   // a guarded run as root
 }
 
-// newBox checks that the machine can build sb, resolves it for a run in
-// workdir with the supervisor's private directories, and makes the private
-// /tmp (owned by uid when it is not -1).
+// newBox checks that the machine has the sandbox's mechanisms (whether
+// this user may make its namespaces is the init's clone to find out:
+// initCloneFailed), resolves sb for a run in workdir with the
+// supervisor's private directories, and makes the private /tmp (owned by
+// uid when it is not -1).
 func newBox(sb corral.Sandbox, workdir string, private []string, uid int) (*box, error) {
-	if _, err := sandbox.Probe(); err != nil {
+	if err := sandbox.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 	}
 	p, err := sandbox.NewPolicy(sb, workdir)

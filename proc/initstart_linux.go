@@ -208,6 +208,11 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	}
 	if err != nil {
 		c.unbound()
+		if ia.policy != nil && ia.policy.Guard == nil {
+			if uerr := initCloneFailed(err); uerr != err {
+				return uerr
+			}
+		}
 		return fmt.Errorf("starting the run's init: %w", err)
 	}
 	c.init, c.ownInit = pid, true

@@ -173,3 +173,45 @@ func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
 		t.Fatalf("the detached job died after corral exited (%d running)", n)
 	}
 }
+
+// TestRunRefusesASandboxItsUserMayNotMake: corral checks the sandbox's
+// mechanisms before a sandboxed run and leaves the namespaces to the
+// init's own clone, without a probe's clone of its own first; where the
+// user may not make them, the run is still refused (exit 125) before its
+// command runs, saying why. The user here is root of a user namespace of
+// the test's own whose limit of user namespaces is 0, a setting of that
+// namespace alone.
+func TestRunRefusesASandboxItsUserMayNotMake(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skipf("SKIP: unshare (util-linux) is not installed: %v", err)
+	}
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	script := `echo 0 >/proc/sys/user/max_user_namespaces || exit 99
+"$0" run --sandbox workspace --workdir "$1" -- touch "$2"
+echo "sandboxed=$?"
+"$0" run --workdir "$1" -- true
+echo "plain=$?"`
+	cmd := exec.Command(unshare, "--user", "--map-root-user", "sh", "-c", script, corralBin, ws, marker)
+	cmd.Env = append(os.Environ(), testutil.TagEnvVar(testutil.Tag(t)))
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 99 {
+			t.Fatalf("could not set the namespace's limit: %s", errb.String())
+		}
+		t.Skipf("SKIP: this machine does not let the test make a user namespace: %v: %s", err, errb.String())
+	}
+	if got := out.String(); got != "sandboxed=125\nplain=0\n" {
+		t.Errorf("exit statuses %q, want the sandboxed run refused (125) and the plain one run (0); stderr %q", got, errb.String())
+	}
+	for _, want := range []string{"sandbox unavailable", "user.max_user_namespaces is 0"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q does not say %q", errb.String(), want)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the refused run's command ran")
+	}
+}

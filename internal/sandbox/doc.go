@@ -16,10 +16,12 @@
 //	Gate(...)    for the notification descriptor Confine returned, for as
 //	             long as the commands forked under it live.
 //
-// Probe, which corral calls before it starts an init, says whether this
-// machine can build the sandbox at all. On systems other than Linux (amd64
-// or arm64) Probe reports the sandbox unavailable and the other functions
-// refuse.
+// Check, which corral calls before it starts an init, says whether this
+// machine has the sandbox's mechanisms; the init's clone into its
+// namespaces is the last check, and when it fails, Unavailable (Probe's
+// answer) says why. Probe says all of it at once, with a clone of its own.
+// On systems other than Linux (amd64 or arm64) all three report the
+// sandbox unavailable and the other functions refuse.
 package sandbox
 
 // Support says which of the sandbox's mechanisms this machine offers.

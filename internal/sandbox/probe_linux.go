@@ -22,22 +22,64 @@ var probed struct {
 // ErrUnavailable that names everything missing when the sandbox cannot be
 // built: corral then refuses the run (exit 125) rather than run it with
 // less confinement. The first call costs one clone of a process into new
-// namespaces (about a millisecond); later calls return the cached answer.
+// namespaces (a millisecond or two of CPU, the network namespace's making
+// and teardown the most of it); later calls return the cached answer.
 func Probe() (Support, error) {
 	probed.once.Do(func() { probed.s, probed.err = probe() })
 	return probed.s, probed.err
 }
 
+var checked struct {
+	once sync.Once
+	err  error
+}
+
+// Check is what corral asks before it starts a sandbox's init: every
+// check of Probe that needs no process of its own (a seccomp filter for
+// this architecture, the mount API, Landlock, seccomp notification and
+// pidfd_getfd), cached; an error wraps ErrUnavailable and names what is
+// missing. Whether this user may make the namespaces, Probe's clone,
+// is left to the init's own clone, the same clone: a program that starts
+// one sandboxed run (the CLI) does not pay for it twice. When that clone
+// fails, Unavailable says why.
+func Check() error {
+	checked.once.Do(func() {
+		var s Support
+		if missing := probeInProcess(&s); len(missing) > 0 {
+			checked.err = fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(missing, "; "))
+		}
+	})
+	return checked.err
+}
+
+// Unavailable is what corral asks when the clone of a sandbox's init
+// failed: Probe's error, which names what this machine lacks (and the
+// setting that forbids it), or nil when Probe finds the sandbox available
+// and the clone failed for a reason of its own.
+func Unavailable() error {
+	_, err := Probe()
+	return err
+}
+
 func probe() (Support, error) {
 	var s Support
-	var missing []string
-	if auditArch == 0 {
-		missing = append(missing, "a seccomp filter for this architecture (corral has one for amd64 and arm64)")
-	}
+	missing := probeInProcess(&s)
 	if err := probeNamespaces(); err != nil {
 		missing = append(missing, err.Error())
 	} else {
 		s.Namespaces = true
+	}
+	if len(missing) > 0 {
+		return s, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(missing, "; "))
+	}
+	return s, nil
+}
+
+// probeInProcess fills s with what this process can check by itself, and
+// returns what is missing.
+func probeInProcess(s *Support) (missing []string) {
+	if auditArch == 0 {
+		missing = append(missing, "a seccomp filter for this architecture (corral has one for amd64 and arm64)")
 	}
 	if err := probeMountAPI(); err != nil {
 		missing = append(missing, err.Error())
@@ -54,10 +96,7 @@ func probe() (Support, error) {
 	} else {
 		s.Seccomp = true
 	}
-	if len(missing) > 0 {
-		return s, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(missing, "; "))
-	}
-	return s, nil
+	return missing
 }
 
 // probeNamespaces clones a child into every namespace the init gets and

@@ -16,6 +16,12 @@ func unavailable() error {
 // Probe reports the sandbox unavailable: it is built for Linux only.
 func Probe() (Support, error) { return Support{}, unavailable() }
 
+// Check reports the sandbox unavailable: it is built for Linux only.
+func Check() error { return unavailable() }
+
+// Unavailable reports the sandbox unavailable: it is built for Linux only.
+func Unavailable() error { return unavailable() }
+
 // Prepare refuses: the sandbox is built for Linux only.
 func Prepare(p *Policy) (proxyListener *os.File, mechanisms []string, err error) {
 	return nil, nil, unavailable()
