@@ -1,11 +1,13 @@
 package shim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -317,26 +319,12 @@ func PidfdPid(f *os.File) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var pid int
-	for _, line := range splitLines(b) {
-		if _, err := fmt.Sscanf(line, "Pid:\t%d", &pid); err == nil {
-			return pid, nil
+	for rest := b; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if v, ok := bytes.CutPrefix(line, []byte("Pid:\t")); ok {
+			return strconv.Atoi(string(v)) // -1: a process of no pid namespace of ours
 		}
 	}
 	return 0, errors.New("shim: no Pid in the pidfd's fdinfo")
-}
-
-func splitLines(b []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range b {
-		if c == '\n' {
-			out = append(out, string(b[start:i]))
-			start = i + 1
-		}
-	}
-	if start < len(b) {
-		out = append(out, string(b[start:]))
-	}
-	return out
 }
