@@ -17,8 +17,9 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 
 // Policy is what one sandbox enforces: the corral.Sandbox of a run with
 // every path resolved, plus the host resources corral prepared for it. It
-// is plain data, marshalled as JSON, so that it can cross the re-execution
-// of the init.
+// is plain data, so that it can cross the re-execution of the init
+// (corral's init reads it in the binary form of internal/shim; the tests'
+// own inits read it as JSON).
 type Policy struct {
 	// Mode says what the run may write: its writable roots in workspace
 	// mode, nothing but its private /tmp and /var/tmp in read-only mode.

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,35 +18,36 @@ import (
 )
 
 // Config is what corral tells an init or holder of a run, as the last
-// descriptor of a Run message.
+// descriptor of a Run message, in a binary form of its own
+// (config_linux.go).
 type Config struct {
 	// Policy, when set, is the run's sandbox: an init or holder started
 	// into new namespaces builds it (Prepare) and confines the thread it
 	// forks from (Confine).
-	Policy *sandbox.Policy `json:"policy,omitempty"`
+	Policy *sandbox.Policy
 
 	// Confined says the init was forked by a holder from its confined
 	// thread: the sandbox is built and holds it already.
-	Confined bool `json:"confined,omitempty"`
+	Confined bool
 
 	// Ack says corral reads the command's pid from its pidfd (the init is
 	// in another pid namespace than corral): the init must not reap the
 	// command before corral says Ack.
-	Ack bool `json:"ack,omitempty"`
+	Ack bool
 
 	// The command, for an init: Path is found already, Env is complete.
-	Path string   `json:"path,omitempty"`
-	Args []string `json:"args,omitempty"`
-	Env  []string `json:"env,omitempty"`
-	Dir  string   `json:"dir,omitempty"`
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
 
 	// ShareGroup starts the command in the init's own session and process
 	// group (which are corral's) rather than a session of its own.
-	ShareGroup bool `json:"share_group,omitempty"`
+	ShareGroup bool
 
 	// Ignore lists the signals corral ignores, which the command inherits
 	// ignored, as a child of corral itself would.
-	Ignore []int `json:"ignore,omitempty"`
+	Ignore []int
 }
 
 // Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a
@@ -66,31 +66,32 @@ const (
 	OpSpawn   = "spawn"   // to a holder; fds: the new run's control socket
 )
 
-// Msg is one message on the control socket.
+// Msg is one message on the control socket, in a binary form of its own
+// (msg_linux.go).
 type Msg struct {
-	Op string `json:"op"`
+	Op string
 
 	// Started: the command's pid in the init's pid namespace and its start
 	// time (clock ticks after boot).
-	Pid   int    `json:"pid,omitempty"`
-	Start uint64 `json:"start,omitempty"`
+	Pid   int
+	Start uint64
 
 	// Exited: the exit code, or the signal that ended the command, and
 	// whether nothing else of the tree was left at that moment (then
 	// nothing else can appear).
-	Code   int  `json:"code,omitempty"`
-	Signal int  `json:"signal,omitempty"`
-	Alone  bool `json:"alone,omitempty"`
+	Code   int
+	Signal int
+	Alone  bool
 
 	// Failed: the stage that failed ("config", "prepare", "confine",
 	// "start"), the errno when there is one, and the message.
-	Stage string `json:"stage,omitempty"`
-	Errno int    `json:"errno,omitempty"`
-	Err   string `json:"err,omitempty"`
+	Stage string
+	Errno int
+	Err   string
 
 	// Started and Ready, for a sandbox: what holds it.
-	Mechanisms  []string `json:"mechanisms,omitempty"`
-	LandlockABI int      `json:"landlock_abi,omitempty"`
+	Mechanisms  []string
+	LandlockABI int
 }
 
 // Error returns the failure a Failed message reports, wrapping its errno
@@ -184,16 +185,13 @@ func (c *Conn) Send(m Msg, files ...*os.File) error {
 // File of a non-blocking descriptor joins the poller, and leaves it on
 // Close: three system calls each, for nothing).
 func (c *Conn) SendFDs(m Msg, fds ...int) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
+	b := m.marshal(make([]byte, 0, 64))
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
 	var serr error
-	err = c.rc.Write(func(fd uintptr) bool {
+	err := c.rc.Write(func(fd uintptr) bool {
 		serr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
 		return serr != unix.EAGAIN
 	})
@@ -235,7 +233,7 @@ func (c *Conn) Recv() (Msg, []*os.File, error) {
 		return Msg{}, nil, fmt.Errorf("shim: a message longer than %d bytes or with more than %d descriptors", maxMsg, maxFDs)
 	}
 	var m Msg
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
+	if err := m.unmarshal(buf[:n]); err != nil {
 		closeAll(files)
 		return Msg{}, nil, fmt.Errorf("shim: bad message %q: %w", buf[:min(n, 80)], err)
 	}
@@ -291,10 +289,7 @@ func closeAll(files []*os.File) {
 
 // ConfigFile writes cfg to an anonymous file to pass at ConfigFD.
 func ConfigFile(cfg *Config) (*os.File, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
+	b := cfg.marshal(nil)
 	fd, err := unix.MemfdCreate("corral-shim-config", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shim: config file: %w", err)

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,8 +127,7 @@ func (st *initState) takeRun(in incoming) ([]*os.File, error) {
 	defer cfg.Close()
 	b, err := readConfig(cfg)
 	if err == nil {
-		st.cfg = Config{}
-		err = json.Unmarshal(b, &st.cfg)
+		err = st.cfg.unmarshal(b)
 	}
 	if err != nil {
 		closeAll(in.files[:want-1])
