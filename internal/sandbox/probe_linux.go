@@ -22,8 +22,8 @@ var probed struct {
 // ErrUnavailable that names everything missing when the sandbox cannot be
 // built: corral then refuses the run (exit 125) rather than run it with
 // less confinement. The first call costs one clone of a process into new
-// namespaces (a millisecond or two of CPU, the network namespace's making
-// and teardown the most of it); later calls return the cached answer.
+// namespaces (2.4 ms of CPU in corral's measure, the namespaces' making
+// and teardown among it); later calls return the cached answer.
 func Probe() (Support, error) {
 	probed.once.Do(func() { probed.s, probed.err = probe() })
 	return probed.s, probed.err
