@@ -19,7 +19,7 @@ import (
 
 // Config is what corral tells an init or holder of a run, as the last
 // descriptor of a Run message, in a binary form of its own
-// (config_linux.go).
+// (codec_linux.go).
 type Config struct {
 	// Policy, when set, is the run's sandbox: an init or holder started
 	// into new namespaces builds it (Prepare) and confines the thread it
@@ -67,7 +67,7 @@ const (
 )
 
 // Msg is one message on the control socket, in a binary form of its own
-// (msg_linux.go).
+// (codec_linux.go).
 type Msg struct {
 	Op string
 

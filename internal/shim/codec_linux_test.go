@@ -8,29 +8,11 @@ import (
 	"github.com/corralrun/corral/internal/sandbox"
 )
 
-// filled returns a Msg with every field set to a value of its own, read
-// from the type: a field added to Msg and forgotten by the codec fails
-// TestMsgCarriesEveryField.
+// filled returns a Msg with every field set (see fill): a field added to
+// Msg and forgotten by the codec fails TestMsgCarriesEveryField.
 func filled(t *testing.T) Msg {
 	var m Msg
-	v := reflect.ValueOf(&m).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString("value of " + v.Type().Field(i).Name + " \x00\xff")
-		case reflect.Int:
-			f.SetInt(-1 << 40 * int64(i+1))
-		case reflect.Uint64:
-			f.SetUint(1<<63 + uint64(i))
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Slice:
-			f.Set(reflect.ValueOf([]string{"", "landlock", "seccomp"}))
-		default:
-			t.Fatalf("Msg.%s is a %s, which the test (and the codec?) does not know", v.Type().Field(i).Name, f.Kind())
-		}
-	}
+	fill(t, reflect.ValueOf(&m).Elem(), "Msg")
 	return m
 }
 
@@ -69,22 +51,32 @@ func TestMsgRefusesWhatIsNotOne(t *testing.T) {
 	}
 }
 
+// encoded is what the codec encodes: Msg and Config.
+type encoded[T any] interface {
+	*T
+	marshal([]byte) []byte
+	unmarshal([]byte) error
+}
+
+// sendsBackWhatItTakes fails t when b, taken as a T, is not sent back the
+// same; b that is not a T passes.
+func sendsBackWhatItTakes[T any, P encoded[T]](t *testing.T, b []byte) {
+	var v, again T
+	if P(&v).unmarshal(b) != nil {
+		return
+	}
+	if err := P(&again).unmarshal(P(&v).marshal(nil)); err != nil || !reflect.DeepEqual(again, v) {
+		t.Fatalf("%x: accepted as %#v, sent back as %#v (%v)", b, v, again, err)
+	}
+}
+
 // FuzzMsg: no input makes unmarshal panic or allocate without bound, and
 // what it accepts it sends back the same.
 func FuzzMsg(f *testing.F) {
 	m := Msg{Op: OpStarted, Pid: 7, Start: 12345, Mechanisms: []string{"landlock"}}
 	f.Add(m.marshal(nil))
 	f.Add([]byte{msgMagic, 0xff, 0xff, 0xff, 0xff, 0x0f})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var m Msg
-		if m.unmarshal(b) != nil {
-			return
-		}
-		var again Msg
-		if err := again.unmarshal(m.marshal(nil)); err != nil || !reflect.DeepEqual(again, m) {
-			t.Fatalf("%x: accepted as %+v, sent back as %+v (%v)", b, m, again, err)
-		}
-	})
+	f.Fuzz(sendsBackWhatItTakes[Msg])
 }
 
 // fill sets every field below v to a value of its own, read from the
@@ -165,14 +157,5 @@ func TestConfigCarriesEveryField(t *testing.T) {
 func FuzzConfig(f *testing.F) {
 	c := Config{Path: "/bin/true", Policy: &sandbox.Policy{Mode: corral.SandboxReadOnly, Loopback: []sandbox.LoopbackPort{{Port: 80}}, Guard: &sandbox.Guard{Host: map[string]string{"a": "b"}}}}
 	f.Add(c.marshal(nil))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var c Config
-		if c.unmarshal(b) != nil {
-			return
-		}
-		var again Config
-		if err := again.unmarshal(c.marshal(nil)); err != nil || !reflect.DeepEqual(again, c) {
-			t.Fatalf("%x: accepted as %#v, sent back as %#v (%v)", b, c, again, err)
-		}
-	})
+	f.Fuzz(sendsBackWhatItTakes[Config])
 }
