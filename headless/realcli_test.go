@@ -170,11 +170,15 @@ func TestRealQuotaIsNotARateLimit(t *testing.T) {
 }
 
 // TestRealRateLimitDecidesTheBudgetsErrorType: the budget runs out while
-// Claude Code retries 429s: the turn is rate_limit, and says so.
+// Claude Code retries 429s: the turn is rate_limit, and says so. The
+// budget leaves the CLI 15 s to start and meet its first 429 (6 s was once
+// too little on a loaded machine: the budget ran out before the CLI's
+// first request, a timeout), and 3 s between retries keeps its ten
+// retries going past the budget however fast it starts.
 func TestRealRateLimitDecidesTheBudgetsErrorType(t *testing.T) {
-	srv := testutil.FakeModel(t, "rate_limit", fakemodel.Options{RetryAfter: time.Second})
+	srv := testutil.FakeModel(t, "rate_limit", fakemodel.Options{RetryAfter: 3 * time.Second})
 	spec := realSpec(t, testutil.Claude(t, srv, "Say pong."))
-	spec.Timeout = 6 * time.Second
+	spec.Timeout = 15 * time.Second
 	r, _ := runReal(t, spec)
 	expect(t, r, corral.StatusFailed, corral.ErrorRateLimit, headless.FinalizedByBudget)
 	if f := r.APIFailure; f == nil || f.Status != 429 || f.Error != "rate_limit" || f.Attempt == 0 {
