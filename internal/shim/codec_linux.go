@@ -59,9 +59,10 @@ func (m *Msg) unmarshal(b []byte) error {
 		Stage:  d.string(),
 		Errno:  d.int(),
 		Err:    d.string(),
+
+		Mechanisms:  d.strings(),
+		LandlockABI: d.int(),
 	}
-	m.Mechanisms = d.strings()
-	m.LandlockABI = d.int()
 	return d.end()
 }
 
@@ -231,8 +232,9 @@ func (d *decoder) end() error {
 	return d.err
 }
 
-// count reads the length of a list whose items take a byte at least each:
-// a length past what is left is an error, not an allocation.
+// count reads the length of a string, or of a list whose items take a
+// byte at least each: a length past what is left is an error, not an
+// allocation.
 func (d *decoder) count() int {
 	n := d.uint()
 	if n > uint64(len(d.b)) {
@@ -295,14 +297,7 @@ func (d *decoder) bool() bool {
 }
 
 func (d *decoder) string() string {
-	n := d.uint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return ""
-	}
+	n := d.count() // its bytes: as many as are left at most
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
