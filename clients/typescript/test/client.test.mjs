@@ -133,18 +133,21 @@ describe("against a real service", () => {
     await c.wait(e.id, 60_000);
   });
 
-  // A task that fails its first attempt (exit 3) and passes its second, through a marker file.
-  const flakyTask = () => {
-    const m = join(mkdtempSync(join(tmpdir(), "corral-ts-flaky-")), "ran-once");
+  // A task that fails its first attempt (exit 3) and passes its second, through a marker file
+  // in a directory of the test's own, removed when the test ends.
+  const flakyTask = (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "corral-ts-flaky-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const m = join(dir, "ran-once");
     return `if [ -e ${m} ]; then echo second; else touch ${m}; echo first; exit 3; fi`;
   };
 
-  test("wait follows the run through its attempts", async () => {
+  test("wait follows the run through its attempts", async (t) => {
     const c = client();
     const a = name("flaky");
     const agent = await c.createAgent(a, "shell", { max_attempts: 2, retry_on: ["exit"], retry_backoff: "200ms", retry_max_backoff: "1s", resume: false });
     assert.deepEqual([agent.max_attempts, agent.retry_on, agent.retry_backoff, agent.retry_max_backoff], [2, ["exit"], "200ms", "1s"]);
-    const e = await c.submit(a, flakyTask());
+    const e = await c.submit(a, flakyTask(t));
     assert.equal(e.attempt, 1);
     assert.equal(e.max_attempts, 2);
     const done = await c.wait(e.id, 60_000);
@@ -163,11 +166,11 @@ describe("against a real service", () => {
     assert.equal((await c.wait(e.id, 60_000, { followRetries: false })).id, e.id);
   });
 
-  test("a waiting attempt is followed, within the wait's timeout", async () => {
+  test("a waiting attempt is followed, within the wait's timeout", async (t) => {
     const c = client();
     const a = name("backoff");
     await c.createAgent(a, "shell", { max_attempts: 2, retry_on: ["exit"], retry_backoff: "30s" });
-    const e = await c.submit(a, flakyTask());
+    const e = await c.submit(a, flakyTask(t));
     const err = await c.wait(e.id, 3000).then(() => null, (x) => x);
     assert.ok(err instanceof cc.WaitTimeout, String(err));
     assert.equal(err.execution?.status, "waiting");
@@ -256,7 +259,7 @@ describe("against a real service", () => {
     assert.throws(() => c.submit(a, 42), TypeError);
   });
 
-  test("the token comes from the argument, the environment or the data directory", async () => {
+  test("the token comes from the argument, the environment or the data directory", async (t) => {
     const saved = { ...process.env };
     try {
       for (const k of ["CORRAL_TOKEN", "CORRAL_DATA", "CORRAL_ADDR", "XDG_DATA_HOME"]) delete process.env[k];
@@ -268,6 +271,7 @@ describe("against a real service", () => {
       delete process.env.CORRAL_DATA;
       assert.equal(await new cc.Client({ dataDir: svc.data }).tokenInUse(), svc.token);
       const xdg = mkdtempSync(join(tmpdir(), "corral-ts-xdg-"));
+      t.after(() => rmSync(xdg, { recursive: true, force: true }));
       mkdirSync(join(xdg, "corral"));
       writeFileSync(join(xdg, "corral", "token"), svc.token + "\n");
       process.env.XDG_DATA_HOME = xdg;
