@@ -47,7 +47,9 @@ type Spec struct {
 
 	// Stdin is the command's standard input. Nil means the null device, so
 	// a command never reads the supervisor's input by accident. An *os.File
-	// is passed as is; any other reader is copied through a pipe by a
+	// is passed as is (the command, or the init that starts it, holds its
+	// own descriptor once Start returns: the caller may close the file
+	// then); any other reader is copied through a pipe by a
 	// goroutine that ends when the reader returns an error or EOF, or is
 	// abandoned when the run ends (as os/exec does after WaitDelay).
 	Stdin io.Reader

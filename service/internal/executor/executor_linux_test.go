@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 	"github.com/corralrun/corral/service/internal/executor"
@@ -236,5 +237,57 @@ func TestSandboxedAgentFailsClearlyOrIsConfined(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "ok")); err != nil {
 		t.Fatalf("the workspace was not writable: %v", err)
+	}
+}
+
+// TestAShellRunHoldsThreeDescriptors: while a shell task runs on the
+// cgroup tier, the executor holds its two output pipes and its process's
+// pidfd, nothing more (the service adds the run's log: four a run, the
+// bound at 10,000 runs); on a tier with an init, the init's socket and
+// pidfd besides (proc.FDsPerRun). The task's script is the command's to
+// hold once it started.
+func TestAShellRunHoldsThreeDescriptors(t *testing.T) {
+	const runs = 16
+	each := 3
+	if _, err := cgroup.Detect(); err != nil {
+		each = proc.FDsPerRun
+	}
+	tag := testutil.Tag(t)
+	before := testutil.UnkeptFDs()
+	started := make(chan struct{}, runs)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := &executor.Job{
+				Agent:     &corral.Agent{Name: "probe", Kind: corral.KindShell},
+				Execution: &corral.Execution{ID: fmt.Sprint("exec-fds-", i), Input: "sleep 60"},
+				Env:       []string{testutil.TagEnvVar(tag)},
+				Timeout:   time.Minute,
+				Stop:      stop,
+				MaxOutput: 1 << 20,
+				OnStart:   func(proc.Handle) { started <- struct{}{} },
+			}
+			executor.Shell{Policy: &executor.Policy{}}.Run(context.Background(), j)
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		testutil.AssertNoTagged(t, tag, 10*time.Second)
+	}()
+	for range runs {
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the runs did not all start within 30 s")
+		}
+	}
+	held := testutil.UnkeptFDs() - before
+	t.Logf("%d runs hold %d descriptors", runs, held)
+	if held > each*runs {
+		t.Fatalf("%d runs hold %d descriptors, %.2f each: want at most %d each", runs, held, float64(held)/runs, each)
 	}
 }
