@@ -65,10 +65,17 @@ func CheckCapacity(n int, tier corral.Containment) error {
 // Enclosure or a Guard, an init's control socket and pidfd, as on the
 // tiers without a cgroup.
 func CheckCapacityFor(n int, s *Spec) error {
+	return CheckCapacityBeside(n, s, 0)
+}
+
+// CheckCapacityBeside is CheckCapacityFor for runs beside each of which
+// the caller holds fds descriptors of its own (a service's log file of
+// each run, say): the check counts them with the runs'.
+func CheckCapacityBeside(n int, s *Spec, fds int) error {
 	if n <= 0 || mutant.CapacityUnchecked {
 		return nil
 	}
-	return checkCapacity(n, s)
+	return checkCapacity(n, s, int64(max(fds, 0)))
 }
 
 // limitError is what CheckCapacity returns: what would be hit, and by how

@@ -75,9 +75,12 @@ func perRun(s *Spec) (fds, procs int64) {
 	return fds, procs
 }
 
-func checkCapacity(n int, s *Spec) error {
+func checkCapacity(n int, s *Spec, callerFDs int64) error {
 	RaiseOpenFileLimit()
 	fdsEach, procsEach := perRun(s)
+	if !mutant.CapacityBesideIgnored {
+		fdsEach += callerFDs
+	}
 	var lim unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
 		used := int64(openFDs())
@@ -241,7 +244,7 @@ func limitCause(err error) error {
 	case errors.Is(err, syscall.ENFILE):
 		return fmt.Errorf("%w: %w: the system's table of open files is full (fs.file-max)", err, ErrLimit)
 	case errors.Is(err, syscall.EAGAIN):
-		if cerr := checkCapacity(1, &Spec{}); cerr != nil {
+		if cerr := checkCapacity(1, &Spec{}, 0); cerr != nil {
 			return fmt.Errorf("%w: %w", err, cerr)
 		}
 		return fmt.Errorf("%w: %w: no process could be created (a process limit: RLIMIT_NPROC, a cgroup's pids.max, the kernel's pid_max or threads-max)", err, ErrLimit)

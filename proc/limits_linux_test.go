@@ -77,6 +77,19 @@ func init() {
 		if err := proc.CheckCapacityFor(n/2, spilled); err == nil {
 			r.Command = "spilled runs accepted"
 		}
+	case "capacitybeside":
+		// The same null-device runs, with one descriptor of the
+		// caller's beside each (a log file): four each, not three.
+		n, _ := strconv.Atoi(arg)
+		spec := &proc.Spec{Containment: corral.ContainmentSubreaper, Stdio: &[3]*os.File{}}
+		if err := proc.CheckCapacityBeside(n, spec, 0); err != nil {
+			r.Err = "alone: " + err.Error()
+		}
+		if err := proc.CheckCapacityBeside(n, spec, 1); err == nil {
+			r.Command = "runs with a descriptor of the caller's beside each accepted"
+		} else {
+			r.IsLimit = errors.Is(err, proc.ErrLimit)
+		}
 	case "emfile":
 		var ps []*proc.Process
 		for len(ps) < 200 {
@@ -162,6 +175,20 @@ func TestCheckCapacityForCountsWhatTheSpecHolds(t *testing.T) {
 	}
 	if r.Command != "" {
 		t.Errorf("150 runs with captured and spilled output with 1,024 descriptors: %s, want ErrLimit", r.Command)
+	}
+}
+
+// TestCheckCapacityBesideCountsTheCallersDescriptors proves that the
+// descriptors a caller holds beside each run (the service's log file of
+// each) are counted with the runs': with 1,024 descriptors, 300 runs to
+// the null device fit alone (3 each) and not with one more each.
+func TestCheckCapacityBesideCountsTheCallersDescriptors(t *testing.T) {
+	r := limited(t, "capacitybeside 300", 1024, 1024)
+	if r.Err != "" {
+		t.Errorf("300 runs to the null device with 1,024 descriptors refused: %s", r.Err)
+	}
+	if r.Command != "" || !r.IsLimit {
+		t.Errorf("300 runs with a descriptor of the caller's beside each, 1,024 descriptors: %q (ErrLimit %v), want ErrLimit", r.Command, r.IsLimit)
 	}
 }
 

@@ -10,6 +10,6 @@ func RaiseOpenFileLimit() (soft, hard uint64, err error) { return 0, 0, nil }
 
 func raiseNoFile() {}
 
-func checkCapacity(n int, s *Spec) error { return nil }
+func checkCapacity(n int, s *Spec, callerFDs int64) error { return nil }
 
 func limitCause(err error) error { return err }

@@ -38,10 +38,10 @@ func TestStartWarnsWhenMaxRunsExceedsTheOpenFileLimit(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	// Three descriptors a run at least, whatever the tier; the job engine
-	// runs 10,000 at most.
+	// Four descriptors a run at least, whatever the tier (three of the
+	// run's, its log file); the job engine runs 10,000 at most.
 	n := 10000
-	if soft >= 3*uint64(n) {
+	if soft >= 4*uint64(n) {
 		t.Skipf("RLIMIT_NOFILE %d may hold the job engine's most runs at once, 10,000", soft)
 	}
 	b := storetest.Backends()[0]
@@ -54,5 +54,34 @@ func TestStartWarnsWhenMaxRunsExceedsTheOpenFileLimit(t *testing.T) {
 	newFixture(t, b, service.Config{MaxRuns: 10, Logger: slog.New(slog.NewTextHandler(&quiet, nil))})
 	if strings.Contains(quiet.String(), "cannot hold") {
 		t.Errorf("MaxRuns 10: %q", quiet.String())
+	}
+}
+
+// TestStartCountsWhatAGuardedRunHolds proves that the warning counts
+// what this worker's runs hold: a number of runs that fits unguarded
+// (four descriptors each, with the log) warns when the task guard is on
+// (an init's socket and pidfd besides: six each).
+func TestStartCountsWhatAGuardedRunHolds(t *testing.T) {
+	soft, _, err := proc.RaiseOpenFileLimit()
+	if err != nil {
+		t.Skip(err)
+	}
+	if perr := proc.ProbeGuard(); perr != nil {
+		t.Skipf("the task guard cannot be built here: %v", perr)
+	}
+	n := int(soft / 5)
+	if n > 10000 || n < 10 {
+		t.Skipf("RLIMIT_NOFILE %d: %d runs is past the job engine's 10,000 or too few to tell", soft, n)
+	}
+	b := storetest.Backends()[0]
+	for _, c := range []struct {
+		guard service.GuardMode
+		warns bool
+	}{{service.GuardOff, false}, {service.GuardOn, true}} {
+		var log lockedBuffer
+		newFixture(t, b, service.Config{MaxRuns: n, Guard: c.guard, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if got := strings.Contains(log.String(), "cannot hold max_runs"); got != c.warns {
+			t.Errorf("task guard %s, MaxRuns %d, RLIMIT_NOFILE %d: warned %v, want %v: %q", c.guard, n, soft, got, c.warns, log.String())
+		}
 	}
 }
