@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -79,6 +80,48 @@ func BenchmarkBareInsert(b *testing.B) {
 	for b.Loop() {
 		if _, err := db.Exec(`INSERT INTO peer (v) VALUES ('x')`); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSubmitBesideHeld times an admission while the agent holds
+// many slots: 1 to held without a gap (the next slot is the one after
+// the highest), or with one gap half way up (the lowest free slot is
+// found by a walk up to it). Each run is finished (untimed), so the
+// slots held stay the same.
+func BenchmarkSubmitBesideHeld(b *testing.B) {
+	for _, held := range []int{100, 1000, 5000} {
+		for _, gap := range []bool{false, true} {
+			name := fmt.Sprintf("held=%d/contiguous", held)
+			if gap {
+				name = fmt.Sprintf("held=%d/gap-half-way", held)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := benchStore(b, 10000, corral.OverflowReject)
+				ctx := context.Background()
+				var ids []string
+				for range held + 1 {
+					adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids = append(ids, adm.Execution.ID)
+				}
+				release := ids[held] // the last: slots 1 to held stay
+				if gap {
+					release = ids[held/2]
+				}
+				s.Finish(ctx, release, &corral.Outcome{Status: "succeeded"}, nil)
+				for b.Loop() {
+					adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
+					if err != nil || adm.Execution.Status != "running" {
+						b.Fatal(err, adm.Execution.Status)
+					}
+					b.StopTimer()
+					s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil)
+					b.StartTimer()
+				}
+			})
 		}
 	}
 }

@@ -124,13 +124,21 @@ func (s *Store[TTx]) heldByBudget(ctx context.Context, tx Tx[TTx], a *corral.Age
 // that engine directly (the returned reservation, to run once tx
 // commits).
 func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *corral.Agent, e *store.Run, now time.Time, local bool) (*dispatch.Reservation, error) {
-	// The lowest free slot number: 1, or the first number after a held
-	// slot that is not held itself.
+	// The lowest free slot number: 1; or, when the held slots are 1 to
+	// their highest without a gap, the next; or the number after the
+	// lowest held slot whose next is free, found in the order of the
+	// primary key, so the walk stops at the first gap. (Probing every
+	// held slot's next cost an agent of thousands of slots an index probe
+	// per held slot per admission: 14 % of a worker's CPU holding 3,000
+	// runs, its admissions quadratic in its runs.)
 	var no int
 	err := tx.QueryRow(ctx, `SELECT CASE
 		WHEN NOT EXISTS (SELECT 1 FROM corral_slots WHERE agent = $1 AND slot_no = 1) THEN 1
-		ELSE (SELECT min(s.slot_no) + 1 FROM corral_slots s WHERE s.agent = $1
-			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = $1 AND t.slot_no = s.slot_no + 1))
+		WHEN (SELECT max(slot_no) FROM corral_slots WHERE agent = $1) = (SELECT count(*) FROM corral_slots WHERE agent = $1)
+			THEN (SELECT max(slot_no) + 1 FROM corral_slots WHERE agent = $1)
+		ELSE (SELECT s.slot_no + 1 FROM corral_slots s WHERE s.agent = $1
+			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = $1 AND t.slot_no = s.slot_no + 1)
+			ORDER BY s.slot_no LIMIT 1)
 		END`, a.Name).Scan(&no)
 	if err != nil {
 		return nil, err
