@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -89,6 +90,37 @@ func init() {
 			r.Command = "runs with a descriptor of the caller's beside each accepted"
 		} else {
 			r.IsLimit = errors.Is(err, proc.ErrLimit)
+		}
+	case "burst":
+		// N runs started at once from N goroutines, as a service's
+		// dispatcher starts a burst of tasks: all must start.
+		n, tag, _ := strings.Cut(arg, " ")
+		count, _ := strconv.Atoi(n)
+		ps := make([]*proc.Process, count)
+		errs := make([]error, count)
+		var wg sync.WaitGroup
+		for i := range count {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ps[i], errs[i] = proc.Start(context.Background(), &proc.Spec{Args: []string{"sleep", "30"}, Env: []string{testutil.TagEnvVar(tag)}})
+			}()
+		}
+		wg.Wait()
+		for i, p := range ps {
+			if p == nil {
+				if r.Err == "" {
+					r.Err = errs[i].Error()
+				}
+				continue
+			}
+			r.Started++
+			p.Stop()
+		}
+		for _, p := range ps {
+			if p != nil {
+				p.Wait()
+			}
 		}
 	case "emfile":
 		var ps []*proc.Process
@@ -189,6 +221,28 @@ func TestCheckCapacityBesideCountsTheCallersDescriptors(t *testing.T) {
 	}
 	if r.Command != "" || !r.IsLimit {
 		t.Errorf("300 runs with a descriptor of the caller's beside each, 1,024 descriptors: %q (ErrLimit %v), want ErrLimit", r.Command, r.IsLimit)
+	}
+}
+
+// TestABurstOfStartsFitsTheDescriptorsItsRunsNeed proves that runs
+// started all at once need the descriptors the runs hold, not those of
+// every start at once: with 1,024 descriptors, as many runs as fill 70 %
+// of them (233 on the cgroup tier, three each) are started from as many
+// goroutines at once, and every one starts. A start holds more than its
+// run (the child's ends of its pipes, a cgroup leaf), and without a bound
+// on the starts in flight the burst made all of theirs before the first
+// child started.
+func TestABurstOfStartsFitsTheDescriptorsItsRunsNeed(t *testing.T) {
+	each := proc.FDsPerRun
+	if _, err := cgroup.Detect(); err == nil {
+		each = 3
+	}
+	n := 700 / each
+	tag := testutil.Tag(t)
+	r := limited(t, fmt.Sprintf("burst %d %s", n, tag), 1024, 1024)
+	testutil.AssertNoTagged(t, tag, 10*time.Second)
+	if r.Started != n || r.Err != "" {
+		t.Fatalf("%d runs started at once with 1,024 descriptors: %d started; first error: %s", n, r.Started, r.Err)
 	}
 }
 

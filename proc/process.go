@@ -144,6 +144,13 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	}
 	env := buildEnv(spec.EnvMode, spec.EnvAllow, spec.Env, os.Environ())
 
+	release, err := enterStart(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Deferred first, so run last: the place is given back once our
+	// copies of the child's ends are closed.
+	defer release()
 	var closeAfter []*os.File // our copies of the child's ends
 	defer func() {
 		for _, f := range closeAfter {

@@ -34,6 +34,13 @@
 // storetest.LogSlots) and no task lost (every submitted id recorded once
 // and succeeded); a failed check prints FAILED.
 //
+// With -serve-scale it measures instead one real corral serve holding
+// many runs at once (100, 1,000, 10,000: one shell agent of that many
+// slots, as many `sleep` tasks from -serve-clients HTTP clients): the
+// time until every task's process has started and until the last has
+// ended, the service's CPU, resident memory, descriptors and threads per
+// run, and that nothing was left (Linux).
+//
 // Run it as root on Linux for the cgroup tier: go run ./bench/service
 package main
 
@@ -83,6 +90,9 @@ var (
 	serveBin    = flag.String("serve-corral", "", "with -serve-fleet, run this corral `BINARY` instead of building this module's")
 	serveLimit  = flag.Duration("serve-deadline", 15*time.Minute, "bound on the whole -serve-fleet run")
 	taskGuard   = flag.String("task-guard", "auto", "the service's task guard: auto, on or off")
+	scaleMode   = flag.String("serve-scale", "", "measure instead one corral serve holding `N,N,…` runs at once (one agent of N slots, N sleep tasks), as bench/scale does the library")
+	scaleSleep  = flag.Duration("serve-scale-sleep", 10*time.Second, "how long each task of -serve-scale sleeps")
+	scaleFiles  = flag.Uint64("serve-scale-nofile", 0, "with -serve-scale, give corral serve this RLIMIT_NOFILE, soft and hard (raising the hard limit needs root; 0: this process's)")
 )
 
 func main() {
@@ -93,6 +103,14 @@ func main() {
 		benchutil.Check(err)
 		benchutil.Check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
+	}
+	if *scaleMode != "" {
+		ok := runServeScale(ctx, serveScaleConfig{counts: parseSizes(*scaleMode), sleep: *scaleSleep, clients: *serveCli,
+			guard: *taskGuard, nofile: *scaleFiles, bin: *serveBin, deadline: *serveLimit})
+		if !ok {
+			os.Exit(1)
+		}
+		return
 	}
 	if *serveMode {
 		ok := runServeFleet(ctx, serveFleetConfig{pgURL: *pgURL, workers: parseSizes(*serveSizes), tasks: *serveTasks, clients: *serveCli,

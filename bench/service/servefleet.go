@@ -30,13 +30,13 @@ type serveFleetConfig struct {
 	deadline                      time.Duration
 }
 
-// parseSizes reads -serve-workers.
+// parseSizes reads a list of counts (-serve-workers, -serve-scale).
 func parseSizes(s string) []int {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			benchutil.Check(fmt.Errorf("-serve-workers %q: want counts of workers, such as 1,3,10", s))
+			benchutil.Check(fmt.Errorf("%q: want counts, such as 1,3,10", s))
 		}
 		out = append(out, n)
 	}

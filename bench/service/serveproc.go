@@ -43,8 +43,9 @@ type serveFleet struct {
 	dbMaxConns int
 }
 
-// startFleet starts n workers of bin on db (with GOMAXPROCS set when
-// gomaxprocs is, and --task-guard guard), at once (the first to take
+// startFleet starts n workers of bin on db (each its own embedded SQLite
+// store when db is empty; with GOMAXPROCS set when gomaxprocs is, and
+// --task-guard guard), at once (the first to take
 // the migration lock creates the schema), and waits until each listens.
 func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gomaxprocs int, guard string) *serveFleet {
 	fl := &serveFleet{maxRuns: maxRuns, dbMaxConns: dbMaxConns}
@@ -61,8 +62,11 @@ func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gom
 		dir, err := os.MkdirTemp("", "corral-fleet-worker-")
 		benchutil.Check(err)
 		w := &serveWorker{id: fmt.Sprintf("bench-w%d", i), data: dir, exited: make(chan struct{})}
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--db", db, "--worker-id", w.id,
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--worker-id", w.id,
 			"--max-runs", fmt.Sprint(maxRuns), "--insecure-no-auth", "--shutdown-timeout", "5s", "--task-guard", guard}
+		if db != "" {
+			args = append(args, "--db", db)
+		}
 		if dbMaxConns > 0 {
 			args = append(args, "--db-max-conns", fmt.Sprint(dbMaxConns))
 		}
