@@ -30,16 +30,22 @@ func benchStore(b *testing.B, slots int, overflow corral.Overflow) *sqlite.Store
 // (untimed) so that the agent holds a realistic number of slots.
 func BenchmarkSubmitAdmitted(b *testing.B) {
 	s := benchStore(b, 8, corral.OverflowReject)
-	ctx := context.Background()
 	for b.Loop() {
-		adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
-		if err != nil || adm.Execution.Status != "running" {
-			b.Fatal(err, adm.Execution.Status)
-		}
-		b.StopTimer()
-		s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil)
-		b.StartTimer()
+		admitAndFinish(b, s)
 	}
+}
+
+// admitAndFinish times one admission that takes a slot, and finishes
+// the run untimed, so that the agent holds as many slots as before.
+func admitAndFinish(b *testing.B, s *sqlite.Store) {
+	ctx := context.Background()
+	adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
+	if err != nil || adm.Execution.Status != "running" {
+		b.Fatal(err, adm.Execution.Status)
+	}
+	b.StopTimer()
+	s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil)
+	b.StartTimer()
 }
 
 // BenchmarkFinish times a terminal state with its slot release (the
@@ -113,13 +119,7 @@ func BenchmarkSubmitBesideHeld(b *testing.B) {
 				}
 				s.Finish(ctx, release, &corral.Outcome{Status: "succeeded"}, nil)
 				for b.Loop() {
-					adm, err := s.Submit(ctx, &store.Submission{Agent: "a", Input: "x"})
-					if err != nil || adm.Execution.Status != "running" {
-						b.Fatal(err, adm.Execution.Status)
-					}
-					b.StopTimer()
-					s.Finish(ctx, adm.Execution.ID, &corral.Outcome{Status: "succeeded"}, nil)
-					b.StartTimer()
+					admitAndFinish(b, s)
 				}
 			})
 		}
