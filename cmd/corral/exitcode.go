@@ -1,11 +1,6 @@
 package main
 
-import (
-	"errors"
-
-	"github.com/corralrun/corral/internal/cliflag"
-	"github.com/corralrun/corral/proc"
-)
+import "github.com/corralrun/corral/internal/cliflag"
 
 // Exit statuses shared by the commands that run something, as GNU timeout
 // uses them (internal/cliflag).
@@ -17,12 +12,4 @@ const (
 )
 
 // startFailure maps an error from starting a command to an exit status.
-func startFailure(err error) int {
-	switch {
-	case errors.Is(err, proc.ErrNotFound):
-		return exitNotFound
-	case errors.Is(err, proc.ErrNotExecutable):
-		return exitNotExecutable
-	}
-	return exitCorralFailed
-}
+var startFailure = cliflag.StartFailure

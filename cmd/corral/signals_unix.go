@@ -74,8 +74,3 @@ func (t *treeSignals) follow(p *proc.Process) os.Signal {
 		}
 	}
 }
-
-// holdSignals are dropped by corral headless (see runHeadlessTurn).
-var holdSignals = []os.Signal{unix.SIGTSTP}
-
-func isHoldSignal(s os.Signal) bool { return s == unix.SIGTSTP }

@@ -30,8 +30,3 @@ func (t *treeSignals) follow(p *proc.Process) os.Signal {
 		return s
 	}
 }
-
-// holdSignals: Windows has no job control.
-var holdSignals []os.Signal
-
-func isHoldSignal(os.Signal) bool { return false }

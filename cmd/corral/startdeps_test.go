@@ -10,9 +10,10 @@ import (
 // not pay (issue 27): the task service's storage and engine, the web UI's
 // templates, the OpenTelemetry SDK and its wire formats (all in
 // corral-serve and corral-otlp); the MCP SDK, its JSON Schema package,
-// encoding/gob (which the SDK imports), the shell parser and corral's MCP
-// server and shell tool (all in corral-mcp). Each is a prefix of import
-// paths: the package and those below it.
+// encoding/gob (which the SDK imports), the shell parser, corral's MCP
+// server and shell tool, and the headless turn's stream parsing (all in
+// corral-mcp). Each is a prefix of import paths: the package and those
+// below it.
 var heavy = []string{
 	"database/sql", "modernc.org/", "github.com/jackc/", "github.com/riverqueue/",
 	"html/template", "text/template",
@@ -20,7 +21,7 @@ var heavy = []string{
 	"github.com/corralrun/corral/store", "github.com/corralrun/corral/service", "github.com/corralrun/corral/web",
 	"github.com/corralrun/corral/api",
 	"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "encoding/gob", "mvdan.cc/sh/",
-	"github.com/corralrun/corral/mcpserver", "github.com/corralrun/corral/shell",
+	"github.com/corralrun/corral/mcpserver", "github.com/corralrun/corral/shell", "github.com/corralrun/corral/headless",
 }
 
 // clientHeavy are what corral's client commands (submit, ps, logs,

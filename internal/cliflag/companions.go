@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
 // MCPCommands are the commands of the companion program corral-mcp, which
 // corral executes in its place for them (the MCP SDK, its JSON Schema
-// package and the shell tool are linked there, not into corral), with the
-// summaries both programs' help gives them.
+// package, the shell tool and the headless turn's stream parsing are
+// linked there, not into corral), with the summaries both programs' help
+// gives them.
 var MCPCommands = []struct{ Name, Summary string }{
+	{"headless", "run one headless agent turn (Claude Code, Codex), finalized when the agent says it is done"},
 	{"mcp", "serve the agent shell tool, or the task service's tools, over MCP (stdio or streamable HTTP)"},
 	{"shell", "run commands in a persistent agent shell session and see the results"},
 }
@@ -49,6 +52,10 @@ type Companion struct {
 	// Server makes it a server, for CatchStraySignals, and exports the
 	// spans its commands ended before it returns (FlushTelemetry).
 	Server bool
+	// NotServers are commands of a Server that are not servers: a closed
+	// pipe ends them as it ends corral's own commands (SIGPIPE is not
+	// caught).
+	NotServers []string
 
 	run    map[string]func(args []string) int
 	stderr io.Writer // where the usage goes; nil: os.Stderr
@@ -84,7 +91,7 @@ func (c *Companion) Main(args []string) int {
 		c.usage()
 		return ExitUsage
 	}
-	CatchStraySignals(c.Server)
+	CatchStraySignals(c.Server && !slices.Contains(c.NotServers, args[0]))
 	code := run(args[1:])
 	if c.Server {
 		FlushTelemetry() // bounded: spans ended before the exit are exported

@@ -16,10 +16,11 @@ import (
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/headless"
+	"github.com/corralrun/corral/internal/cliflag"
 )
 
 func init() {
-	register("headless", "run one headless agent turn (Claude Code, Codex), finalized when the agent says it is done", headlessMain)
+	register("headless", headlessMain)
 }
 
 const headlessUsage = `Usage: corral headless [flags] -- AGENT_CMD [ARGS...]
@@ -82,10 +83,10 @@ type headlessFlags struct {
 	grace                                   func() time.Duration
 	format, perm, transcript, containment   *string
 	asJSON                                  *bool
-	toolLimits, setEnv                      stringList
-	sbf                                     *sandboxFlags
+	toolLimits, setEnv                      cliflag.StringList
+	sbf                                     *cliflag.Sandbox
 	spf                                     *spendFlags
-	tf                                      *telemetryFlags
+	tf                                      *cliflag.Telemetry
 	flushWindow                             *time.Duration
 }
 
@@ -95,18 +96,18 @@ func newHeadlessFlags(stderr io.Writer) *headlessFlags {
 	fs.Usage = func() {
 		fmt.Fprint(stderr, headlessUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, sandboxHelp+telemetryHelp)
+		fmt.Fprint(stderr, cliflag.SandboxHelp+cliflag.TelemetryHelp)
 	}
 	f := &headlessFlags{
 		fs:          fs,
-		timeout:     nonNegDuration(fs, "timeout", 0, "budget of the whole turn (0: none)"),
-		stall:       nonNegDuration(fs, "stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none"),
-		idle:        nonNegDuration(fs, "idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never"),
-		background:  nonNegDuration(fs, "background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows"),
-		yield:       nonNegDuration(fs, "command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs"),
-		grace:       graceFlag(fs, "when the tree is torn down"),
-		linger:      nonNegDuration(fs, "linger", headless.DefaultLinger, "time (`DUR`) the agent may take to exit by itself after its turn"),
-		interrupt:   nonNegDuration(fs, "interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time (`DUR`) between SIGINT to the agent and the teardown"),
+		timeout:     cliflag.NonNegDuration(fs, "timeout", 0, "budget of the whole turn (0: none)"),
+		stall:       cliflag.NonNegDuration(fs, "stall-timeout", headless.DefaultStallTimeout, "stall limit of MCP tool calls (mcp__*); 0: none"),
+		idle:        cliflag.NonNegDuration(fs, "idle-timeout", headless.DefaultIdleTimeout, "fail when the agent writes nothing for `DUR` while no tool call is open; 0: never"),
+		background:  cliflag.NonNegDuration(fs, "background-timeout", headless.DefaultBackgroundTimeout, "after a result while background tasks are live, wait at most `DUR` for them; 0: as long as the budget allows"),
+		yield:       cliflag.NonNegDuration(fs, "command-yield", headless.DefaultCommandYield, "an open Codex command holds off the idle limit for `DUR` after its start (Codex yields it back to the model by then); 0: for as long as it runs"),
+		grace:       cliflag.Grace(fs, "when the tree is torn down"),
+		linger:      cliflag.NonNegDuration(fs, "linger", headless.DefaultLinger, "time (`DUR`) the agent may take to exit by itself after its turn"),
+		interrupt:   cliflag.NonNegDuration(fs, "interrupt-grace", headless.DefaultInterruptGrace, "on cancellation, time (`DUR`) between SIGINT to the agent and the teardown"),
 		format:      fs.String("format", "auto", "stream format: claude, codex or auto"),
 		perm:        fs.String("require-permission-mode", "", "fail at once unless the agent's init line reports permission mode `MODE`"),
 		transcript:  fs.String("transcript", "", "write the agent's stream to `FILE`, secrets redacted"),
@@ -115,9 +116,9 @@ func newHeadlessFlags(stderr io.Writer) *headlessFlags {
 	}
 	fs.Var(&f.toolLimits, "tool-timeout", "stall limit of a tool, `NAME=DUR`; NAME may be a glob (mcp__github__*); 0 exempts it (repeatable)")
 	fs.Var(&f.setEnv, "setenv", "add `KEY=VALUE` to the agent's environment (repeatable)")
-	f.sbf = addSandboxFlags(fs, "workdir")
+	f.sbf = cliflag.AddSandbox(fs, "workdir")
 	f.spf = addSpendFlags(fs)
-	f.tf = addTelemetryFlags(fs)
+	f.tf = cliflag.AddTelemetry(fs)
 	f.flushWindow = fs.Duration("otel-flush-window", headless.DefaultFlushWindow, "with telemetry on, time the agent may take after its turn to flush its own telemetry and exit (0: none)")
 	return f
 }
@@ -129,25 +130,25 @@ func headlessCmd(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	if f.fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "corral headless: no agent command given (corral headless [flags] -- AGENT_CMD [ARGS...])")
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	spec, err := f.spec()
 	if err != nil {
 		fmt.Fprintln(stderr, "corral headless:", err)
-		return exitCorralFailed
+		return cliflag.ExitCorralFailed
 	}
 	var view *headlessView
 	if !*f.asJSON {
 		view = newHeadlessView(stdout)
 		spec.OnEvent = view.event
 	}
-	ctx := f.tf.Start("headless", version())
+	ctx := f.tf.Start("headless", cliflag.Version())
 	spec.Env = append(spec.Env, f.tf.Env()...)
-	spec.FlushWindow = negIfZero(*f.flushWindow)
+	spec.FlushWindow = cliflag.NegIfZero(*f.flushWindow)
 	return runHeadlessTurn(ctx, spec, view, *f.asJSON, stdout, stderr)
 }
 
@@ -157,13 +158,13 @@ func (f *headlessFlags) spec() (*headless.Spec, error) {
 		Args:                  f.fs.Args(),
 		Env:                   f.setEnv,
 		Timeout:               *f.timeout,
-		StallTimeout:          negIfZero(*f.stall),
-		IdleTimeout:           negIfZero(*f.idle),
-		BackgroundTimeout:     negIfZero(*f.background),
-		CommandYield:          negIfZero(*f.yield),
+		StallTimeout:          cliflag.NegIfZero(*f.stall),
+		IdleTimeout:           cliflag.NegIfZero(*f.idle),
+		BackgroundTimeout:     cliflag.NegIfZero(*f.background),
+		CommandYield:          cliflag.NegIfZero(*f.yield),
 		Grace:                 f.grace(),
-		Linger:                negIfZero(*f.linger),
-		InterruptGrace:        negIfZero(*f.interrupt),
+		Linger:                cliflag.NegIfZero(*f.linger),
+		InterruptGrace:        cliflag.NegIfZero(*f.interrupt),
 		RequirePermissionMode: *f.perm,
 		TranscriptPath:        *f.transcript,
 		Label:                 "headless",
@@ -200,7 +201,7 @@ func (f *headlessFlags) spec() (*headless.Spec, error) {
 // turn's watchdogs while the agent, in a session of its own, runs on.
 func runHeadlessTurn(ctx context.Context, spec *headless.Spec, view *headlessView, asJSON bool, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, append(stopSignals, holdSignals...)...)
+	signal.Notify(sigs, append(cliflag.StopSignals, holdSignals...)...)
 	defer signal.Stop(sigs)
 	turn, err := headless.Start(ctx, spec)
 	if err != nil {
@@ -208,7 +209,7 @@ func runHeadlessTurn(ctx context.Context, spec *headless.Spec, view *headlessVie
 			view.stop()
 		}
 		fmt.Fprintln(stderr, "corral headless:", err)
-		return startFailure(err)
+		return cliflag.StartFailure(err)
 	}
 	got := waitTurn(turn, sigs)
 	r, _ := turn.Wait()
@@ -226,7 +227,7 @@ func runHeadlessTurn(ctx context.Context, spec *headless.Spec, view *headlessVie
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(final); err != nil {
 			fmt.Fprintln(stderr, "corral headless:", err)
-			return exitCorralFailed
+			return cliflag.ExitCorralFailed
 		}
 	}
 	if final.Process != nil && final.Process.Survivors > 0 {
@@ -263,7 +264,7 @@ func headlessExit(r *headless.Result, got os.Signal) int {
 	case r.Status == corral.StatusSucceeded:
 		return 0
 	case r.ErrorType == corral.ErrorTimeout:
-		return exitTimedOut
+		return cliflag.ExitTimedOut
 	}
 	return 1
 }

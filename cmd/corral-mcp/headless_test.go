@@ -14,12 +14,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
 
 // buildHeadlessTools builds the fake agent (and, with corral, the corral
-// binary) into a temporary directory.
+// binary with this program beside it, which corral headless executes in
+// its place) into a temporary directory.
 func buildHeadlessTools(t *testing.T, withCorral bool) (fake, corralBin string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -29,7 +31,7 @@ func buildHeadlessTools(t *testing.T, withCorral bool) (fake, corralBin string) 
 	}
 	if withCorral {
 		corralBin = filepath.Join(dir, "corral")
-		if out, err := exec.Command("go", "build", "-o", corralBin, "github.com/corralrun/corral/cmd/corral").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/corralrun/corral/cmd/corral", "github.com/corralrun/corral/cmd/corral-mcp").CombinedOutput(); err != nil {
 			t.Fatalf("building corral: %v\n%s", err, out)
 		}
 	}
@@ -104,7 +106,7 @@ func TestHeadlessCommand(t *testing.T) {
 		expect string
 	}{
 		{"crash", []string{"--json"}, []string{"crash"}, 1, `"error_type":"crash"`},
-		{"budget", []string{"--json", "--timeout", "500ms"}, []string{"budget"}, exitTimedOut, `"error_type":"timeout"`},
+		{"budget", []string{"--json", "--timeout", "500ms"}, []string{"budget"}, cliflag.ExitTimedOut, `"error_type":"timeout"`},
 		{"tool timeout glob", []string{"--json", "--tool-timeout", "mcp__slack__*=300ms"}, []string{"hung-mcp"}, 1, `"name":"mcp__slack__post_message"`},
 		{"idle", []string{"--json", "--idle-timeout", "300ms"}, []string{"idle"}, 1, `"error_type":"idle"`},
 		{"auth", []string{"--json"}, []string{"auth-stderr"}, 1, `"error_type":"auth"`},
@@ -133,13 +135,13 @@ func TestHeadlessCommand(t *testing.T) {
 			args []string
 			code int
 		}{
-			{[]string{}, exitCorralFailed},
-			{[]string{"--format", "yaml", "--", fake, "success"}, exitCorralFailed},
-			{[]string{"--tool-timeout", "Bash", "--", fake, "success"}, exitCorralFailed},
-			{[]string{"--tool-timeout", "Bash=soon", "--", fake, "success"}, exitCorralFailed},
-			{[]string{"--containment", "castle", "--", fake, "success"}, exitCorralFailed},
-			{[]string{"--no-such-flag"}, exitCorralFailed},
-			{[]string{"--", "no-such-agent-xyz"}, exitNotFound},
+			{[]string{}, cliflag.ExitCorralFailed},
+			{[]string{"--format", "yaml", "--", fake, "success"}, cliflag.ExitCorralFailed},
+			{[]string{"--tool-timeout", "Bash", "--", fake, "success"}, cliflag.ExitCorralFailed},
+			{[]string{"--tool-timeout", "Bash=soon", "--", fake, "success"}, cliflag.ExitCorralFailed},
+			{[]string{"--containment", "castle", "--", fake, "success"}, cliflag.ExitCorralFailed},
+			{[]string{"--no-such-flag"}, cliflag.ExitCorralFailed},
+			{[]string{"--", "no-such-agent-xyz"}, cliflag.ExitNotFound},
 			{[]string{"-h"}, 0},
 		} {
 			var out, errOut bytes.Buffer
