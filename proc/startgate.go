@@ -29,11 +29,6 @@ func enterStart(ctx context.Context) (release func(), err error) {
 	select {
 	case startGate <- struct{}{}:
 		return func() { <-startGate }, nil
-	default:
-	}
-	select {
-	case startGate <- struct{}{}:
-		return func() { <-startGate }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("proc: not started: %w", ctx.Err())
 	}
