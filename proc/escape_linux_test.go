@@ -196,7 +196,8 @@ func escapeMatrix(t *testing.T, h *hiccups) {
 // of the tree is left, not even a zombie: not after a while, at once. The
 // daemons' pids are looked up the moment Run returns (a stat each, some
 // microseconds), so that an init still killing them after the return is
-// seen however the machine schedules it.
+// seen; and Result.Killed counts the 20, which only the init's answer that
+// it killed them can tell, however the machine schedules it.
 func TestRunEndsWithWhatLeftTheGroup(t *testing.T) {
 	const daemons = 20
 	for i := range 5 {
@@ -236,6 +237,9 @@ echo ok`
 		}
 		if len(left) > 0 {
 			t.Fatalf("run %d: %d of the %d daemons still there (alive or unreaped) when Run returned: %v", i, len(left), daemons, left)
+		}
+		if res.Killed != daemons {
+			t.Fatalf("run %d: killed %d, want the %d daemons", i, res.Killed, daemons)
 		}
 		if left := testutil.Tagged(tag); len(left) > 0 {
 			t.Fatalf("run %d: %d processes of the tree alive when Run returned: %v", i, len(left), left)

@@ -52,6 +52,7 @@ type initChild struct {
 	status   exitStatus    // set before exit is closed
 	alone    atomic.Bool   // nothing else of the tree was left when it exited
 	settled  time.Duration // finish's wait for the init to kill what was left
+	left     int           // the processes the init killed because the command left them
 	kernel   func(func())  // makes a call the kernel may block (see kernelTimer)
 	reader   chan struct{} // closed when the control reader is done
 	stopOnce sync.Once
@@ -73,11 +74,10 @@ func (c *initChild) read() {
 			}
 			c.alone.Store(m.Alone)
 			c.markExited()
-			if c.poolable {
-				// The init says nothing more of this run; its socket may
-				// serve the next one.
-				break
-			}
+			// The init says nothing more of this run unless asked: its
+			// answer to Idle (release waits for it itself), or the next
+			// run's words on the same socket.
+			break
 		}
 	}
 	// The init is gone, or release closed corral's end. If the command

@@ -52,6 +52,13 @@ func (c *initChild) release(keep bool) {
 	if c.poolable && c.reuse() {
 		return
 	}
+	<-c.reader // ended at the command's exit
+	if !c.alone.Load() {
+		// What the command left below the init (with the process-group
+		// tier, what left the group) is killed and counted first; the
+		// init's exit would kill it too, but say nothing.
+		c.killLeft()
+	}
 	// The tree is gone. The init exits at once; its exit takes its
 	// namespaces down with it (a millisecond or a few), which is waited
 	// for, so that nothing of the run outlives it.
@@ -84,16 +91,17 @@ func (c *initChild) reuse() bool {
 	if c.pidfd != nil {
 		c.pidfd.Close()
 	}
-	// The init kills what is left below it (with the process-group tier,
-	// what left the group), then answers Idle once it waits for the next
-	// run. When the command left something, that answer is waited for: the
-	// run is not over while a process of it lives. Otherwise whoever takes
-	// the init next skips the answer.
-	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil {
-		c.letGo()
-		return true
-	}
-	if !c.alone.Load() && !mutant.IdleUnawaited && !c.idleAnswered() {
+	// The init answers Idle once it waits for the next run. When the
+	// command left nothing, whoever takes the init next skips that answer;
+	// otherwise the init kills what is left first, and the answer is
+	// waited for: the run is not over while a process of it lives.
+	switch {
+	case c.alone.Load():
+		if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil {
+			c.letGo()
+			return true
+		}
+	case !c.killLeft():
 		c.letGo()
 		return true
 	}
@@ -108,28 +116,37 @@ func (c *initChild) reuse() bool {
 // CPU.
 func (c *initChild) othersWait() time.Duration { return c.settled }
 
-// idleAnswered waits, up to killWait, for the init's Idle answer: sent
-// once it has killed and reaped what was left below it. It reports false
-// when the init said something else, or nothing in time (it is then let
-// go, and its exit takes what is left).
-func (c *initChild) idleAnswered() bool {
-	got := make(chan bool, 1)
-	go func() {
-		m, files, err := c.ctl.Recv()
-		shimCloseAll(files)
-		got <- err == nil && m.Op == shim.OpIdle
-	}()
-	start := time.Now()
-	defer func() { c.settled += time.Since(start) }()
-	t := time.NewTimer(killWait)
-	defer t.Stop()
-	select {
-	case ok := <-got:
-		return ok
-	case <-t.C:
-		// letGo closes the connection, which ends the Recv.
+// killedLeft is the number of processes the init killed because the
+// command left them: Result.Killed counts them with those corral killed.
+func (c *initChild) killedLeft() int { return c.left }
+
+// killLeft asks the init to kill what the command left below it and waits,
+// up to killWait, for its Idle answer, sent once it has killed and reaped
+// them, with their number. It reports false when the init could not be
+// asked, said something else, or nothing in time (it is then let go, and
+// its exit takes what is left).
+func (c *initChild) killLeft() bool {
+	if c.ctl.Send(shim.Msg{Op: shim.OpIdle}) != nil {
 		return false
 	}
+	if mutant.IdleUnawaited {
+		return true
+	}
+	start := time.Now()
+	defer func() { c.settled += time.Since(start) }()
+	// The wait is bounded by the socket's deadline, as for the init's
+	// first word.
+	if c.ctl.SetReadDeadline(start.Add(killWait)) != nil {
+		return false
+	}
+	defer c.ctl.SetReadDeadline(time.Time{})
+	m, files, err := c.ctl.Recv()
+	shimCloseAll(files)
+	if err != nil || m.Op != shim.OpIdle {
+		return false
+	}
+	c.left = m.Killed
+	return true
 }
 
 // waitInit waits for the init to exit after Exit (it kills anything left

@@ -776,6 +776,9 @@ func (p *Process) finish() {
 	p.mu.Lock()
 	p.res.Killed = len(p.killed)
 	p.mu.Unlock()
+	if k, ok := p.child.(leftKiller); ok {
+		p.res.Killed += k.killedLeft()
+	}
 	p.res.Stdout = p.streams[0].finish()
 	p.res.Stderr = p.streams[1].finish()
 	if r, ok := p.child.(sandboxReporter); ok {
@@ -800,6 +803,13 @@ func (p *Process) finish() {
 // the time they were blocked to the machine, as for the tree's reads.
 type kernelTimer interface {
 	timeKernelBy(kernel func(func()))
+}
+
+// leftKiller is a child whose finish had another process kill what the
+// command left where corral does not see it (an init, the processes that
+// left the process group): it says how many.
+type leftKiller interface {
+	killedLeft() int
 }
 
 // othersWaiter is a child that, in finish, waited for other processes to

@@ -56,7 +56,9 @@ type Result struct {
 	BindingNote string
 
 	// Killed counts the processes of the tree that corral signalled to end:
-	// on timeout or cancellation, and leftovers after the main process exited.
+	// on timeout or cancellation, and leftovers after the main process exited,
+	// also those that left the process group under the process-group tier
+	// (the run's init kills them, and says how many, before Run returns).
 	// On macOS and the BSDs it counts the process group as one (see
 	// Platforms in the package documentation).
 	Killed int

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Children returns the pids of the children of pid, live or zombie, read
@@ -144,7 +146,8 @@ func Descendants(pid int) []Stat {
 // that escapes: they are stopped with SIGSTOP, round after round until a
 // round finds none not yet stopped, then killed; a last look kills
 // anything that slipped past the freeze. Every signal goes through a pidfd
-// checked against the start time. It returns the processes it killed.
+// checked against the start time. It returns the processes it killed,
+// each once.
 func FreezeKill(list func() []Stat) []Stat {
 	type key struct {
 		pid   int
@@ -174,6 +177,9 @@ func FreezeKill(list func() []Stat) []Stat {
 		}
 	}
 	for _, st := range list() {
+		if _, ok := stopped[key{st.Pid, st.Start}]; ok && !mutant.KilledTwice {
+			continue // killed above, still dying
+		}
 		if !st.Zombie() && Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
 			out = append(out, st)
 		}

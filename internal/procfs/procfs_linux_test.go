@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -100,6 +101,43 @@ func TestDescendantsFindsGrandchildren(t *testing.T) {
 			t.Errorf("Descendants includes its root")
 		}
 	}
+}
+
+// TestFreezeKillCountsEachProcessOnce: a process killed by the freeze and
+// still there at the last look (here a zombie this test has not reaped,
+// listed from a stale snapshot, as a process still dying is) is not killed
+// and counted again: an init's count of what it killed is exact.
+func TestFreezeKillCountsEachProcessOnce(t *testing.T) {
+	var snapshot []Stat
+	var cmds []*exec.Cmd
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	for range 3 {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+		st, err := ReadStat(c.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshot = append(snapshot, st)
+	}
+	killed := FreezeKill(func() []Stat { return snapshot })
+	if len(killed) != len(snapshot) {
+		t.Fatalf("killed %d, want each of the %d once: %+v", len(killed), len(snapshot), killed)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err == nil || c.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Errorf("pid %d: %v, want killed", c.Process.Pid, err)
+		}
+	}
+	cmds = nil
 }
 
 // TestRunWaitAndCPUStallRead reads the scheduler's counters: a task that

@@ -34,6 +34,7 @@ func (m *Msg) marshal(b []byte) []byte {
 	b = binary.AppendVarint(b, int64(m.Code))
 	b = binary.AppendVarint(b, int64(m.Signal))
 	b = appendBool(b, m.Alone)
+	b = binary.AppendVarint(b, int64(m.Killed))
 	b = appendString(b, m.Stage)
 	b = binary.AppendVarint(b, int64(m.Errno))
 	b = appendString(b, m.Err)
@@ -56,6 +57,7 @@ func (m *Msg) unmarshal(b []byte) error {
 		Code:   d.int(),
 		Signal: d.int(),
 		Alone:  d.bool(),
+		Killed: d.int(),
 		Stage:  d.string(),
 		Errno:  d.int(),
 		Err:    d.string(),

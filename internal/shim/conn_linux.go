@@ -60,7 +60,7 @@ const (
 	OpFailed  = "failed"  // the command was not started; see Stage, Errno, Err
 	OpReady   = "ready"   // a holder's sandbox is built; fds: its listeners (proxy, loopback ports), if asked for
 	OpAck     = "ack"     // corral has read the command's pid: the init may reap it
-	OpIdle    = "idle"    // the tree is gone: wait for another run; the init answers Idle once it does
+	OpIdle    = "idle"    // the tree is gone: wait for another run; the init kills what is left and answers Idle (with Killed) once it waits
 	OpExit    = "exit"    // the tree is gone: exit now
 	OpDetach  = "detach"  // the tree is left running: reap it until it is gone, then exit; corral's end no longer matters
 	OpSpawn   = "spawn"   // to a holder; fds: the new run's control socket
@@ -82,6 +82,10 @@ type Msg struct {
 	Code   int
 	Signal int
 	Alone  bool
+
+	// Idle, the init's answer: the processes it killed because they were
+	// left (under the process-group tier, those that left the group).
+	Killed int
 
 	// Failed: the stage that failed ("config", "prepare", "confine",
 	// "start"), the errno when there is one, and the message.

@@ -375,8 +375,7 @@ func (st *initState) serve(cmd int) (stay bool) {
 			case m.Op == OpIdle:
 				// The run is over: nothing of it may stay, and this init
 				// waits for the next.
-				st.killTree()
-				return st.ctl.Send(Msg{Op: OpIdle}) == nil
+				return st.ctl.Send(Msg{Op: OpIdle, Killed: st.killTree()}) == nil
 			case m.Op == OpDetach:
 				detached = true
 				// What is left is meant to live on: no longer die with
@@ -455,30 +454,32 @@ func (st *initState) reap(cmd int) (empty bool) {
 // killTree ends every descendant of this process: in a pid namespace of
 // its own the kernel does it when the init exits; otherwise the tree is
 // frozen with SIGSTOP until no new process appears (so that none can fork
-// while it is killed), then killed, then reaped.
-func (st *initState) killTree() {
+// while it is killed), then killed, then reaped. It returns how many it
+// killed (none in a pid namespace of its own).
+func (st *initState) killTree() (killed int) {
 	if st.pid1 {
-		return
+		return 0
 	}
 	// No child at all, the usual case: then no process of the tree is
 	// left, since every orphan of it comes here. One wait says so (a walk
 	// of every thread's children took seven opens, reads and closes, on
 	// the next run's path).
 	if _, err := unix.Wait4(-1, nil, unix.WNOHANG, nil); errors.Is(err, unix.ECHILD) {
-		return
+		return 0
 	}
-	KillDescendants(os.Getpid())
+	killed = len(KillDescendants(os.Getpid()))
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
 		if errors.Is(err, unix.ECHILD) {
-			return
+			return killed
 		}
 		if pid <= 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	return killed
 }
 
 // KillDescendants freezes every live descendant of pid with SIGSTOP, round
