@@ -66,7 +66,7 @@ func (s *Store[TTx]) admit(ctx context.Context, tx Tx[TTx], sub *store.Submissio
 	}
 	if used < a.MaxParallelTasks {
 		// A new task goes to the engine, whichever worker fetches it.
-		if _, err := s.takeSlot(ctx, tx, a, e, now, false); err != nil {
+		if _, err := s.takeSlot(ctx, tx, a, e, used, now, false); err != nil {
 			return nil, err
 		}
 		adm.Running++
@@ -123,23 +123,24 @@ func (s *Store[TTx]) heldByBudget(ctx context.Context, tx Tx[TTx], a *corral.Age
 // or, when local is set and this process's engine has room for it, to
 // that engine directly (the returned reservation, to run once tx
 // commits).
-func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *corral.Agent, e *store.Run, now time.Time, local bool) (*dispatch.Reservation, error) {
+func (s *Store[TTx]) takeSlot(ctx context.Context, tx Tx[TTx], a *corral.Agent, e *store.Run, held int, now time.Time, local bool) (*dispatch.Reservation, error) {
 	// The lowest free slot number: 1; or, when the held slots are 1 to
-	// their highest without a gap, the next; or the number after the
-	// lowest held slot whose next is free, found in the order of the
-	// primary key, so the walk stops at the first gap. (Probing every
-	// held slot's next cost an agent of thousands of slots an index probe
-	// per held slot per admission: 14 % of a worker's CPU holding 3,000
-	// runs, its admissions quadratic in its runs.)
+	// their highest without a gap (the highest is the count of held
+	// slots, which the caller counted under the agent's lock), the next;
+	// or the number after the lowest held slot whose next is free, found
+	// in the order of the primary key, so the walk stops at the first gap.
+	// (Probing every held slot's next cost an agent of thousands of slots
+	// an index probe per held slot per admission: 14 % of a worker's CPU
+	// holding 3,000 runs, its admissions quadratic in its runs; counting
+	// the held slots again read them all once more.)
 	var no int
 	err := tx.QueryRow(ctx, `SELECT CASE
 		WHEN NOT EXISTS (SELECT 1 FROM corral_slots WHERE agent = $1 AND slot_no = 1) THEN 1
-		WHEN (SELECT max(slot_no) FROM corral_slots WHERE agent = $1) = (SELECT count(*) FROM corral_slots WHERE agent = $1)
-			THEN (SELECT max(slot_no) + 1 FROM corral_slots WHERE agent = $1)
+		WHEN (SELECT max(slot_no) FROM corral_slots WHERE agent = $1) = $2 THEN $2 + 1
 		ELSE (SELECT s.slot_no + 1 FROM corral_slots s WHERE s.agent = $1
 			AND NOT EXISTS (SELECT 1 FROM corral_slots t WHERE t.agent = $1 AND t.slot_no = s.slot_no + 1)
 			ORDER BY s.slot_no LIMIT 1)
-		END`, a.Name).Scan(&no)
+		END`, a.Name, held).Scan(&no)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (s *Store[TTx]) promote(ctx context.Context, tx Tx[TTx], a *corral.Agent, n
 			}
 			checked = true
 		}
-		r, err := s.takeSlot(ctx, tx, a, e, now, alone)
+		r, err := s.takeSlot(ctx, tx, a, e, used, now, alone)
 		if err != nil {
 			return local, err
 		}

@@ -91,7 +91,7 @@ func (s *Store[TTx]) AdmitAttempt(ctx context.Context, id string, now time.Time)
 			return err
 		}
 		if used < a.MaxParallelTasks && spent == "" {
-			_, err := s.takeSlot(ctx, tx, a, e, now, false)
+			_, err := s.takeSlot(ctx, tx, a, e, used, now, false)
 			return err
 		}
 		// Every slot is taken, or the agent's budget is spent: the attempt
