@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/proc"
 )
@@ -60,20 +61,14 @@ func main() {
 		return
 	}
 	if *agent == "" {
-		dir, err := os.MkdirTemp("", "bench-headless-")
-		if err != nil {
-			fail(err)
-		}
+		dir := benchutil.TempDir("", "bench-headless-")
 		defer os.RemoveAll(dir)
 		*agent = filepath.Join(dir, "fakeagent")
 		if out, err := exec.Command("go", "build", "-o", *agent, "github.com/corralrun/corral/internal/fakeagent").CombinedOutput(); err != nil {
 			fail(fmt.Errorf("building the fake agent: %v\n%s", err, out))
 		}
 	}
-	dir, err := os.MkdirTemp("", "bench-headless-ts-")
-	if err != nil {
-		fail(err)
-	}
+	dir := benchutil.TempDir("", "bench-headless-ts-")
 	defer os.RemoveAll(dir)
 
 	fmt.Printf("time from the final result line to the caller having the result,\nagent lingering with a child holding stdout (fake agent 'linger')\n\n")
@@ -102,7 +97,7 @@ func main() {
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench/headless:", err)
-	os.Exit(1)
+	benchutil.Exit(1)
 }
 
 func lingerArgs(ts string) []string {

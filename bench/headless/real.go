@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/capture"
 	"github.com/corralrun/corral/headless"
 	"github.com/corralrun/corral/internal/fakemodel"
@@ -54,10 +55,7 @@ func realRun(name, bin string, peer bool) time.Duration {
 		fail(err)
 	}
 	defer srv.Close()
-	dir, err := os.MkdirTemp("", "bench-headless-real-")
-	if err != nil {
-		fail(err)
-	}
+	dir := benchutil.TempDir("", "bench-headless-real-")
 	defer os.RemoveAll(dir)
 	home, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
 	os.MkdirAll(home, 0o700)

@@ -39,8 +39,7 @@ func main() {
 	starts := flag.Int("starts", 300, "start-ups per binary")
 	baseline := flag.String("baseline", "", "a corral binary without telemetry, to compare with")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "corral-bench-otel-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-bench-otel-")
 	defer os.RemoveAll(dir)
 	corral := benchutil.BuildCorral(dir) // corral-mcp, corral-serve and corral-otlp beside it
 	sink, err := otlpsink.New()

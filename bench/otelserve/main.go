@@ -46,8 +46,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "throughput batches per configuration")
 	batch := flag.Int("batch", 200, "tasks per throughput batch")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "corral-bench-otelserve-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-bench-otelserve-")
 	defer os.RemoveAll(dir)
 	corral := benchutil.BuildCorral(dir) // corral-mcp, corral-serve and corral-otlp beside it
 	sink, err := otlpsink.New()

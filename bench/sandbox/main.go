@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/bench/internal/benchutil"
 	"github.com/corralrun/corral/internal/sandbox"
 	"github.com/corralrun/corral/internal/sandbox/sandboxtest"
 	"github.com/corralrun/corral/proc"
@@ -46,11 +47,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		os.Exit(1)
 	}
-	ws, err := os.MkdirTemp("", "corral-bench-ws-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	ws := benchutil.TempDir("", "corral-bench-ws-")
 	defer os.RemoveAll(ws)
 
 	var setup, initStart, prepare, confine, fork []time.Duration
@@ -114,7 +111,7 @@ func main() {
 	for _, r := range runners { // warm up: page cache, first clone
 		if _, err := r.run(); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", r.name, err)
-			os.Exit(1)
+			benchutil.Exit(1)
 		}
 	}
 	setup, initStart, prepare, confine, fork = nil, nil, nil, nil, nil
@@ -123,7 +120,7 @@ func main() {
 			d, err := r.run()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s: %v\n", r.name, err)
-				os.Exit(1)
+				benchutil.Exit(1)
 			}
 			r.wall = append(r.wall, d)
 		}

@@ -28,8 +28,7 @@ import (
 // system time (the dashboards' readers are in it too; the tasks' own
 // processes are not), as a share of one core.
 func runDashboards(ctx context.Context, n int, span time.Duration) {
-	dir, err := os.MkdirTemp("", "corral-dash-bench-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-dash-bench-")
 	defer os.RemoveAll(dir)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
 	benchutil.Check(err)

@@ -47,8 +47,7 @@ func runFleet(ctx context.Context, pgURL string, tasks, admissions int) {
 // freshDB returns an opener of handles on a new database of kind, and
 // its cleanup.
 func freshDB(ctx context.Context, kind, pgURL string) (func() store.Store, func()) {
-	dir, err := os.MkdirTemp("", "corral-fleet-bench-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-fleet-bench-")
 	var mu sync.Mutex
 	var opened []store.Store
 	keep := func(s store.Store) store.Store {
@@ -107,8 +106,7 @@ func createDB(ctx context.Context, pgURL string) (string, func()) {
 func fleetRound(ctx context.Context, open func() store.Store, workers, tasks, admissions int) (float64, string, string) {
 	var svcs []*service.Service
 	for i := range workers {
-		dir, err := os.MkdirTemp("", "corral-fleet-worker-")
-		benchutil.Check(err)
+		dir := benchutil.TempDir("", "corral-fleet-worker-")
 		defer os.RemoveAll(dir)
 		svc, err := service.New(service.Config{Store: open(), DataDir: dir, WorkerID: fmt.Sprint("bench-w", i)})
 		benchutil.Check(err)

@@ -108,7 +108,7 @@ func main() {
 		ok := runServeScale(ctx, serveScaleConfig{counts: parseSizes(*scaleMode), sleep: *scaleSleep, clients: *serveCli,
 			guard: *taskGuard, nofile: *scaleFiles, bin: *serveBin, deadline: *serveLimit})
 		if !ok {
-			os.Exit(1)
+			benchutil.Exit(1)
 		}
 		return
 	}
@@ -117,7 +117,7 @@ func main() {
 			agents: *serveAgents, slots: *serveSlots, dbMaxConns: *serveConns, gomaxprocs: *serveProcs, bin: *serveBin, deadline: *serveLimit,
 			taskGuard: *taskGuard})
 		if !ok {
-			os.Exit(1)
+			benchutil.Exit(1)
 		}
 		return
 	}
@@ -144,8 +144,7 @@ func main() {
 		fmt.Printf("peer: River alone on SQLite, %d no-op jobs, 4 workers  %7.1f jobs/s\n", *queueTasks, riverRaw(ctx, *queueTasks))
 		return
 	}
-	dir, err := os.MkdirTemp("", "corral-bench-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-bench-")
 	defer os.RemoveAll(dir)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "corral.db")})
 	benchutil.Check(err)
@@ -324,7 +323,7 @@ func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 			if a.Agent == agent && a.Running == 0 && a.Queued == 0 {
 				if done := countDone(ctx, svc, agent); done < n {
 					fmt.Fprintf(os.Stderr, "bench: %d of %d tasks of %s finished\n", done, n, agent)
-					os.Exit(1)
+					benchutil.Exit(1)
 				}
 				return
 			}
@@ -332,7 +331,7 @@ func waitAll(ctx context.Context, svc *service.Service, agent string, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintln(os.Stderr, "timed out waiting for runs")
-	os.Exit(1)
+	benchutil.Exit(1)
 }
 
 func countDone(ctx context.Context, svc *service.Service, agent string) int {

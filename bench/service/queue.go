@@ -28,8 +28,7 @@ import (
 // throughput on an identical SQLite file: n no-op jobs through 4
 // workers, measured in the same run.
 func runQueue(ctx context.Context, open func() store.Store, label string, n int) {
-	dir, err := os.MkdirTemp("", "corral-queue-bench-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-queue-bench-")
 	defer os.RemoveAll(dir)
 	st := open()
 	var mu sync.Mutex
@@ -97,8 +96,7 @@ func runQueue(ctx context.Context, open func() store.Store, label string, n int)
 // store opens its own: n no-op jobs inserted at once, worked by 4
 // workers, from the insert to the last completion.
 func riverRaw(ctx context.Context, n int) float64 {
-	dir, err := os.MkdirTemp("", "corral-river-bench-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-river-bench-")
 	defer os.RemoveAll(dir)
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "river.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	benchutil.Check(err)
@@ -141,8 +139,7 @@ func (noopArgs) Kind() string { return "noop" }
 // dir, in this process's CPU time: n files in a fresh subdirectory, as
 // the service's logs directory is.
 func createCost(dir string, n int) time.Duration {
-	d, err := os.MkdirTemp(dir, "create-cost-")
-	benchutil.Check(err)
+	d := benchutil.TempDir(dir, "create-cost-")
 	defer os.RemoveAll(d)
 	c0 := cpu()
 	for i := range n {

@@ -68,7 +68,7 @@ type fleetFigures struct {
 func runServeFleet(ctx context.Context, cfg serveFleetConfig) bool {
 	if cfg.pgURL == "" {
 		fmt.Fprintln(os.Stderr, "bench: -serve-fleet needs PostgreSQL: set CORRAL_TEST_POSTGRES or -pg (a user that may create databases)")
-		os.Exit(1)
+		benchutil.Exit(1)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.deadline)
 	defer cancel()

@@ -19,8 +19,7 @@ import (
 // buildCorral builds this module's corral, with its companions beside it
 // (corral serve runs corral-serve), into a temporary directory.
 func buildCorral() (string, func()) {
-	dir, err := os.MkdirTemp("", "corral-fleet-bin-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-fleet-bin-")
 	return benchutil.BuildCorral(dir), func() { os.RemoveAll(dir) }
 }
 
@@ -59,8 +58,7 @@ func startFleet(ctx context.Context, bin, db string, n, maxRuns, dbMaxConns, gom
 		env = append(env, fmt.Sprint("GOMAXPROCS=", gomaxprocs))
 	}
 	for i := range n {
-		dir, err := os.MkdirTemp("", "corral-fleet-worker-")
-		benchutil.Check(err)
+		dir := benchutil.TempDir("", "corral-fleet-worker-")
 		w := &serveWorker{id: fmt.Sprintf("bench-w%d", i), data: dir, exited: make(chan struct{})}
 		args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--worker-id", w.id,
 			"--max-runs", fmt.Sprint(maxRuns), "--insecure-no-auth", "--shutdown-timeout", "5s", "--task-guard", guard}

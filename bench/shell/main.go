@@ -79,8 +79,7 @@ func main() {
 	cache, err := os.UserCacheDir()
 	benchutil.Check(err)
 	benchutil.Check(os.MkdirAll(cache, 0o700))
-	ws, err := os.MkdirTemp(cache, "corral-bench-shell-")
-	benchutil.Check(err)
+	ws := benchutil.TempDir(cache, "corral-bench-shell-")
 	defer os.RemoveAll(ws)
 	boxed := &shell.Tool{Dir: ws, Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace}}
 	defer boxed.Close()
@@ -270,13 +269,11 @@ func (l *longBash) close() {
 
 func mcp200(bin string, extra map[string]any) (int64, time.Duration) {
 	if bin == "" {
-		dir, err := os.MkdirTemp("", "corral-bench-")
-		benchutil.Check(err)
+		dir := benchutil.TempDir("", "corral-bench-")
 		defer os.RemoveAll(dir)
 		bin = benchutil.BuildCorral(dir) // corral mcp runs corral-mcp, beside corral
 	}
-	spill, err := os.MkdirTemp("", "corral-bench-spill-")
-	benchutil.Check(err)
+	spill := benchutil.TempDir("", "corral-bench-spill-")
 	defer os.RemoveAll(spill)
 	cmd := exec.Command(bin, "mcp", "--spill-dir", spill)
 	cmd.Stderr = os.Stderr
@@ -336,6 +333,6 @@ func keepAllOutput() {
 func must(ok bool, msg string) {
 	if !ok {
 		fmt.Fprintln(os.Stderr, "bench:", msg)
-		os.Exit(1)
+		benchutil.Exit(1)
 	}
 }

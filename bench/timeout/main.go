@@ -42,8 +42,7 @@ func main() {
 	bin := flag.String("corral", "", "the corral binary (default: build ./cmd/corral)")
 	only := flag.String("only", "", "comma-separated names of the rows to run (default: all)")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "corral-bench-timeout-")
-	benchutil.Check(err)
+	dir := benchutil.TempDir("", "corral-bench-timeout-")
 	defer os.RemoveAll(dir)
 	corral := *bin
 	if corral == "" {
@@ -51,7 +50,7 @@ func main() {
 		// guardian corral timeout forks starts from it.
 		corral = benchutil.BuildCorral(dir)
 	}
-	corral, err = filepath.Abs(corral)
+	corral, err := filepath.Abs(corral)
 	benchutil.Check(err)
 	link := filepath.Join(dir, "timeout")
 	benchutil.Check(os.Symlink(corral, link))

@@ -10,16 +10,47 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 )
 
 // Check returns if err is nil. Otherwise it prints "bench: " and the
-// error to standard error and ends the program with exit status 1.
+// error to standard error and ends the program with exit status 1, as
+// Exit does.
 func Check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		Exit(1)
 	}
+}
+
+// temps are the directories TempDir made and that are not yet removed.
+var temps struct {
+	sync.Mutex
+	dirs []string
+}
+
+// TempDir makes a new temporary directory, as os.MkdirTemp does (ending
+// the program as Check does if it cannot). The caller removes it when it
+// is done; if the program ends through Exit or Check first, Exit does.
+func TempDir(dir, pattern string) string {
+	d, err := os.MkdirTemp(dir, pattern)
+	Check(err)
+	temps.Lock()
+	temps.dirs = append(temps.dirs, d)
+	temps.Unlock()
+	return d
+}
+
+// Exit ends the program with code once it has removed the temporary
+// directories TempDir made (os.Exit runs no deferred removal).
+func Exit(code int) {
+	temps.Lock()
+	for _, d := range temps.dirs {
+		os.RemoveAll(d)
+	}
+	temps.Unlock()
+	os.Exit(code)
 }
 
 // BuildCorral builds all of corral's programs (./cmd/...: corral and the
