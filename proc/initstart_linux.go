@@ -142,6 +142,9 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			// The pids are read: the init may reap the command now.
 			c.ctl.Send(shim.Msg{Op: shim.OpAck})
 		}
+		if !ia.holder {
+			c.dropInitFD()
+		}
 		go c.read()
 		return c, nil
 	}

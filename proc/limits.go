@@ -23,25 +23,30 @@ var ErrLimit = errors.New("limit reached")
 // What one run holds at most while its command runs, on any tier. On the
 // cgroup tier: three descriptors (the read ends of its two output pipes
 // and the main process's pidfd) and one process, the command. Where an
-// init holds the tree (the other Linux tiers, sandboxed runs): the init's
-// control socket and pidfd too, and the init, a second process. (While at
-// most 64 runs end, each also holds an eventfd for corral's own clock.)
+// init holds the tree (the other Linux tiers, sandboxed and guarded runs):
+// the init's control socket too, four descriptors, and the init, a second
+// process; a run in an Enclosure, whose init is not this process's child,
+// holds the init's pidfd as well: five. (While at most 64 runs end, each
+// also holds an eventfd for corral's own clock, and the init's pidfd again.)
 const (
 	FDsPerRun       = 5
 	ProcessesPerRun = 2
 )
 
-// The cgroup tier's figures, for plain runs.
+// The cgroup tier's figures, for plain runs, and a run's whose init is
+// this process's child (it holds no pidfd of the init while its command
+// runs).
 const (
 	cgroupFDsPerRun       = 3
 	cgroupProcessesPerRun = 1
+	ownInitFDsPerRun      = 4
 )
 
 // CheckCapacity reports whether this process can hold n more concurrent
 // runs of tier (empty: the tier ContainmentAuto picks here) beside what
 // it holds now. Each plain run of the cgroup tier holds three descriptors
-// and at least one process, each run of another tier FDsPerRun
-// descriptors and at least ProcessesPerRun processes; a run's command may
+// and at least one process, each run of another tier four descriptors
+// (FDsPerRun in an Enclosure) and at least ProcessesPerRun processes; a run's command may
 // start more processes, which no check can know, and a sandboxed run
 // counts as one of the other tiers. It returns nil, or an error wrapping
 // ErrLimit that names the first limit they would hit, with its value,
@@ -61,9 +66,9 @@ func CheckCapacity(n int, tier corral.Containment) error {
 // output streams are files of Stdio holds no pipe (on the cgroup tier,
 // one descriptor: its main process's pidfd); one with a SpillDir holds a
 // spill file per stream besides; one whose Stdin is a reader other than
-// a file, the pipe it is copied through; one with a Sandbox, an
-// Enclosure or a Guard, an init's control socket and pidfd, as on the
-// tiers without a cgroup.
+// a file, the pipe it is copied through; one with a Sandbox or a Guard,
+// an init's control socket, as on the tiers without a cgroup; one in an
+// Enclosure, the init's pidfd besides.
 func CheckCapacityFor(n int, s *Spec) error {
 	return CheckCapacityBeside(n, s, 0)
 }

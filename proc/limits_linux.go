@@ -60,7 +60,10 @@ func perRun(s *Spec) (fds, procs int64) {
 	inited := tier != corral.ContainmentCgroup || s.Sandbox.Enabled() || s.Enclosure != nil || s.Guard != nil
 	fds, procs = cgroupFDsPerRun, cgroupProcessesPerRun
 	if inited {
-		fds, procs = FDsPerRun, ProcessesPerRun
+		fds, procs = ownInitFDsPerRun, ProcessesPerRun
+		if s.Enclosure != nil {
+			fds = FDsPerRun
+		}
 	}
 	if s.Stdio != nil && !mutant.CapacitySpecBlind {
 		fds -= 2 // no output pipe

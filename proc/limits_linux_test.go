@@ -67,8 +67,8 @@ func init() {
 		}
 	case "capacityfor":
 		// Subreaper-tier runs of the null device: no pipe, the init's
-		// socket and pidfd and the main process's pidfd; with SpillDir
-		// and captured output, two pipes and two spill files besides.
+		// socket and the main process's pidfd; with SpillDir and
+		// captured output, two pipes and two spill files besides.
 		n, _ := strconv.Atoi(arg)
 		spec := &proc.Spec{Containment: corral.ContainmentSubreaper, Stdio: &[3]*os.File{}}
 		if err := proc.CheckCapacityFor(n, spec); err != nil {
@@ -80,7 +80,7 @@ func init() {
 		}
 	case "capacitybeside":
 		// The same null-device runs, with one descriptor of the
-		// caller's beside each (a log file): four each, not three.
+		// caller's beside each (a log file): three each, not two.
 		n, _ := strconv.Atoi(arg)
 		spec := &proc.Spec{Containment: corral.ContainmentSubreaper, Stdio: &[3]*os.File{}}
 		if err := proc.CheckCapacityBeside(n, spec, 0); err != nil {
@@ -197,30 +197,30 @@ func TestCheckCapacityNamesTheOpenFileLimit(t *testing.T) {
 }
 
 // TestCheckCapacityForCountsWhatTheSpecHolds proves that the capacity
-// asked for follows from the spec: with 1,024 descriptors, 300 runs whose
-// output goes to the null device (3 descriptors each) fit, while 150 that
-// capture their output and spill it (7 each) do not.
+// asked for follows from the spec: with 1,024 descriptors, 400 runs whose
+// output goes to the null device (2 descriptors each) fit, while 200 that
+// capture their output and spill it (6 each) do not.
 func TestCheckCapacityForCountsWhatTheSpecHolds(t *testing.T) {
-	r := limited(t, "capacityfor 300", 1024, 1024)
+	r := limited(t, "capacityfor 400", 1024, 1024)
 	if r.Err != "" {
-		t.Errorf("300 runs to the null device with 1,024 descriptors refused: %s", r.Err)
+		t.Errorf("400 runs to the null device with 1,024 descriptors refused: %s", r.Err)
 	}
 	if r.Command != "" {
-		t.Errorf("150 runs with captured and spilled output with 1,024 descriptors: %s, want ErrLimit", r.Command)
+		t.Errorf("200 runs with captured and spilled output with 1,024 descriptors: %s, want ErrLimit", r.Command)
 	}
 }
 
 // TestCheckCapacityBesideCountsTheCallersDescriptors proves that the
 // descriptors a caller holds beside each run (the service's log file of
-// each) are counted with the runs': with 1,024 descriptors, 300 runs to
-// the null device fit alone (3 each) and not with one more each.
+// each) are counted with the runs': with 1,024 descriptors, 400 runs to
+// the null device fit alone (2 each) and not with one more each.
 func TestCheckCapacityBesideCountsTheCallersDescriptors(t *testing.T) {
-	r := limited(t, "capacitybeside 300", 1024, 1024)
+	r := limited(t, "capacitybeside 400", 1024, 1024)
 	if r.Err != "" {
-		t.Errorf("300 runs to the null device with 1,024 descriptors refused: %s", r.Err)
+		t.Errorf("400 runs to the null device with 1,024 descriptors refused: %s", r.Err)
 	}
 	if r.Command != "" || !r.IsLimit {
-		t.Errorf("300 runs with a descriptor of the caller's beside each, 1,024 descriptors: %q (ErrLimit %v), want ErrLimit", r.Command, r.IsLimit)
+		t.Errorf("400 runs with a descriptor of the caller's beside each, 1,024 descriptors: %q (ErrLimit %v), want ErrLimit", r.Command, r.IsLimit)
 	}
 }
 
@@ -233,7 +233,7 @@ func TestCheckCapacityBesideCountsTheCallersDescriptors(t *testing.T) {
 // on the starts in flight the burst made all of theirs before the first
 // child started.
 func TestABurstOfStartsFitsTheDescriptorsItsRunsNeed(t *testing.T) {
-	each := proc.FDsPerRun
+	each := 4 // the init's socket beside them
 	if _, err := cgroup.Detect(); err == nil {
 		each = 3
 	}

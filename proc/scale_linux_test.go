@@ -16,11 +16,12 @@ import (
 
 // What a run may hold while its command runs, by tier (see FDsPerRun):
 // the two output pipes and the command's pidfd; an init's control socket
-// and pidfd beside them where an init holds the tree.
+// beside them where an init holds the tree (not its pidfd: the init is
+// this process's child, whose pid stays its own until it is reaped).
 var fdsPerRun = map[corral.Containment]int{
 	corral.ContainmentCgroup:       3,
-	corral.ContainmentSubreaper:    proc.FDsPerRun,
-	corral.ContainmentProcessGroup: proc.FDsPerRun,
+	corral.ContainmentSubreaper:    4,
+	corral.ContainmentProcessGroup: 4,
 }
 
 // goroutinesPerRun: the supervising goroutine, one per output stream, and

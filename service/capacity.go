@@ -8,8 +8,8 @@ import (
 // checkCapacity warns, as the worker starts, when this machine cannot
 // hold MaxRuns runs at once: the warning names the limit (open files,
 // processes, a cgroup's pids.max) that the runs would hit. It counts what
-// a shell task's run holds on this worker (an init's socket and pidfd
-// when the task guard is on) and the run's log file the service keeps
+// a shell task's run holds on this worker (an init's socket when the
+// task guard is on) and the run's log file the service keeps
 // open beside it. A warning, not a refusal: the runs' commands, and so
 // what each needs, are not known yet, and a worker seldom runs its
 // maximum.

@@ -1,6 +1,6 @@
 //go:build mutation_capacityguardblind
 
-// Mutant: the service's start-up capacity warning counts every run as unguarded (no init's socket and pidfd).
+// Mutant: the service's start-up capacity warning counts every run as unguarded (no init's socket).
 // Guarantee: 3. bounded memory (limits said before runs start)
 // Caught: ./service TestStartCountsWhatAGuardedRunHolds
 

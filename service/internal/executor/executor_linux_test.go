@@ -243,14 +243,13 @@ func TestSandboxedAgentFailsClearlyOrIsConfined(t *testing.T) {
 // TestAShellRunHoldsThreeDescriptors: while a shell task runs on the
 // cgroup tier, the executor holds its two output pipes and its process's
 // pidfd, nothing more (the service adds the run's log: four a run, the
-// bound at 10,000 runs); on a tier with an init, the init's socket and
-// pidfd besides (proc.FDsPerRun). The task's script is the command's to
-// hold once it started.
+// bound at 10,000 runs); on a tier with an init, the init's socket
+// besides. The task's script is the command's to hold once it started.
 func TestAShellRunHoldsThreeDescriptors(t *testing.T) {
 	const runs = 16
 	each := 3
 	if _, err := cgroup.Detect(); err != nil {
-		each = proc.FDsPerRun
+		each = 4
 	}
 	tag := testutil.Tag(t)
 	before := testutil.UnkeptFDs()
