@@ -59,8 +59,8 @@ func TestStartWarnsWhenMaxRunsExceedsTheOpenFileLimit(t *testing.T) {
 
 // TestStartCountsWhatAGuardedRunHolds proves that the warning counts
 // what this worker's runs hold: a number of runs that fits unguarded
-// (four descriptors each, with the log) warns when the task guard is on
-// (an init's socket besides: five each).
+// (three descriptors each: the log is not held open) warns when the task
+// guard is on (an init's socket besides: four each).
 func TestStartCountsWhatAGuardedRunHolds(t *testing.T) {
 	soft, _, err := proc.RaiseOpenFileLimit()
 	if err != nil {
@@ -69,7 +69,7 @@ func TestStartCountsWhatAGuardedRunHolds(t *testing.T) {
 	if perr := proc.ProbeGuard(); perr != nil {
 		t.Skipf("the task guard cannot be built here: %v", perr)
 	}
-	n := int(soft * 2 / 9) // 4.5 descriptors each
+	n := int(soft * 2 / 7) // 3.5 descriptors each
 	if n > 10000 || n < 10 {
 		t.Skipf("RLIMIT_NOFILE %d: %d runs is past the job engine's 10,000 or too few to tell", soft, n)
 	}

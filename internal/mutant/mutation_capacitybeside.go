@@ -1,6 +1,6 @@
 //go:build mutation_capacitybeside
 
-// Mutant: CheckCapacityBeside ignores the descriptors the caller holds beside each run (the service's log files).
+// Mutant: CheckCapacityBeside ignores the descriptors the caller holds beside each run (a file of the caller's for each).
 // Guarantee: 3. bounded memory (limits said before runs start)
 // Caught: ./proc TestCheckCapacityBesideCountsTheCallersDescriptors
 

@@ -242,9 +242,10 @@ func TestSandboxedAgentFailsClearlyOrIsConfined(t *testing.T) {
 
 // TestAShellRunHoldsThreeDescriptors: while a shell task runs on the
 // cgroup tier, the executor holds its two output pipes and its process's
-// pidfd, nothing more (the service adds the run's log: four a run, the
-// bound at 10,000 runs); on a tier with an init, the init's socket
-// besides. The task's script is the command's to hold once it started.
+// pidfd, nothing more (the service opens the run's log only to write a
+// batch of it); on a tier with an init, the init's socket besides: within
+// the four a run asked for at 10,000 runs. The task's script is the
+// command's to hold once it started.
 func TestAShellRunHoldsThreeDescriptors(t *testing.T) {
 	const runs = 16
 	each := 3

@@ -8,7 +8,9 @@
 //
 // A Writer survives a full disk: a record that cannot be written is
 // counted, never left half written, and once writing works again a
-// system record says what was lost. Readers read in small chunks, so a
+// system record says what was lost. It holds its file open only while it
+// writes a batch: a live run's log costs no descriptor between batches,
+// so that a worker holding thousands of runs holds none of their logs. Readers read in small chunks, so a
 // follower holds at most a few records in memory however large the log.
 package runlog
 
@@ -22,6 +24,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Record is one line of a log.
@@ -82,12 +86,13 @@ func (h *Hub) Notify(id string) {
 // that a chatty run costs one write per batch rather than per line, and
 // a follower sees a line at most FlushDelay late.
 type Writer struct {
-	id  string
-	hub *Hub
-	max int64
+	id   string
+	path string
+	hub  *Hub
+	max  int64
 
 	mu      sync.Mutex
-	f       *os.File
+	f       *os.File // open from Create to the end of the first batch, then only while one is written
 	seq     int
 	n       int64  // bytes of whole records in the file
 	batch   []byte // records not written yet
@@ -109,7 +114,9 @@ const (
 )
 
 // Create creates the log file at path (mode 0600) for execution id, or
-// opens it to append.
+// opens it to append. The file stays open until the first batch is
+// written; from then on it is opened (to append, never created again)
+// for each batch and closed after it.
 func Create(path, id string, hub *Hub, maxBytes int64) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -118,7 +125,7 @@ func Create(path, id string, hub *Hub, maxBytes int64) (*Writer, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	w := &Writer{id: id, hub: hub, f: f, max: maxBytes}
+	w := &Writer{id: id, path: path, hub: hub, f: f, max: maxBytes}
 	if st, err := f.Stat(); err == nil {
 		w.n = st.Size()
 	}
@@ -193,7 +200,11 @@ func (w *Writer) flush() {
 			w.lost, w.lostBytes, w.lostFrom, w.lostTo, w.lastErr))
 		out = append(out, w.batch...)
 	}
-	k, err := w.f.Write(out)
+	f, err := w.file()
+	k := 0
+	if err == nil {
+		k, err = f.Write(out)
+	}
 	if err == nil {
 		w.n += int64(k)
 		w.lost, w.lostBytes = 0, 0
@@ -202,9 +213,9 @@ func (w *Writer) flush() {
 		}
 	} else {
 		w.lastErr = err
-		if k > 0 && w.f.Truncate(w.n) != nil {
+		if k > 0 && f.Truncate(w.n) != nil {
 			// The part stays: end it, so that it reads as one bad line.
-			if _, err := w.f.Write([]byte("\n")); err == nil {
+			if _, err := f.Write([]byte("\n")); err == nil {
 				w.n += int64(k) + 1
 			}
 		}
@@ -220,6 +231,25 @@ func (w *Writer) flush() {
 	if cap(w.batch) > 4*FlushBytes {
 		w.batch = nil // a long line passed: do not keep its room
 	}
+	if f != nil && !mutant.LogKept {
+		f.Close()
+		w.f = nil
+	}
+}
+
+// file returns the log's file for a batch: the one Create opened, or the
+// file opened again to append (a file removed meanwhile is not made
+// again: the batch is lost, and counted).
+func (w *Writer) file() (*os.File, error) {
+	if w.f != nil {
+		return w.f, nil
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	w.f = f
+	return f, nil
 }
 
 // Close writes what is pending and the notes still due, then closes the
@@ -238,7 +268,11 @@ func (w *Writer) Close() error {
 	}
 	w.flush()
 	w.closed = true
-	err := w.f.Close()
+	var err error
+	if w.f != nil {
+		err = w.f.Close()
+		w.f = nil
+	}
 	w.mu.Unlock()
 	if w.hub != nil {
 		w.hub.Notify(w.id)

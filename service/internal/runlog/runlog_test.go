@@ -168,16 +168,16 @@ func TestWriterSurvivesAFullDiskAndSaysWhatItLost(t *testing.T) {
 		w.flush()
 		w.mu.Unlock()
 	}
+	full.Close()
 	put("before")
-	real := w.f
-	w.f = full
+	// The file each batch opens is the full device for the next five.
+	w.path = "/dev/full"
 	for range 5 {
 		put("lost")
 	}
-	w.f = real
+	w.path = path
 	put("after")
 	w.Close()
-	full.Close()
 	recs := readAll(t, path)
 	if len(recs) != 3 {
 		t.Fatalf("records %+v", recs)
