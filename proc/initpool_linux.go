@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/shim"
 )
@@ -31,10 +33,31 @@ type idleInit struct {
 	ctl   *shim.Conn
 	pid   int
 	start uint64
-	fd    *os.File // its pidfd
+	fd    *os.File // its pidfd; nil when it served a run (see dropInitFD): its socket tells its death
 	own   bool     // this process's child, to reap (an enclosure's holder reaps its own)
 	since time.Time
 	fresh bool // started ahead (initwarm_linux.go): it has served no run
+}
+
+// unkeep undoes what addIdleLocked kept, before the init serves a run or
+// is let go.
+func (in *idleInit) unkeep() {
+	shim.Unkeep(in.ctl.Fd())
+	if in.fd != nil {
+		shim.Unkeep(int(in.fd.Fd()))
+	}
+}
+
+// exited reports, without waiting, whether the idle init has exited: by
+// its pidfd, or, once it served a run and holds none here, by its control
+// socket, whose other end only the init holds.
+func (in *idleInit) exited() bool {
+	if in.fd != nil {
+		return pidfdExited(in.fd)
+	}
+	fds := []unix.PollFd{{Fd: int32(in.ctl.Fd()), Events: unix.POLLRDHUP}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLRDHUP|unix.POLLERR|unix.POLLNVAL) != 0
 }
 
 var pool struct {
@@ -85,7 +108,7 @@ func (c *initChild) takeIdle(key string) (taken, fresh bool) {
 	if in == nil {
 		return false, false
 	}
-	shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+	in.unkeep()
 	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, in.own
 	return true, in.fresh
 }
@@ -131,7 +154,10 @@ func keepIdle(key string, in *idleInit) bool {
 // addIdleLocked appends in to list, keeps its descriptors and arms the
 // pool's check; pool.mu is held.
 func addIdleLocked(list []*idleInit, in *idleInit) []*idleInit {
-	shim.Keep(in.ctl.Fd(), int(in.fd.Fd()))
+	shim.Keep(in.ctl.Fd())
+	if in.fd != nil {
+		shim.Keep(int(in.fd.Fd()))
+	}
 	if !pool.watching {
 		pool.watching = true
 		time.AfterFunc(poolCheck, checkPool)
@@ -144,7 +170,7 @@ func addIdleLocked(list []*idleInit, in *idleInit) []*idleInit {
 func spoiled(list []*idleInit, now time.Time) (fit, out []*idleInit) {
 	fit = list[:0:0]
 	for _, in := range list {
-		if now.Sub(in.since) > poolIdle || pidfdExited(in.fd) {
+		if now.Sub(in.since) > poolIdle || in.exited() {
 			out = append(out, in)
 		} else {
 			fit = append(fit, in)
@@ -181,7 +207,7 @@ func checkPool() {
 // letGoAll tells idle inits taken out of the pool to exit, and reaps them.
 func letGoAll(list []*idleInit) {
 	for _, in := range list {
-		shim.Unkeep(in.ctl.Fd(), int(in.fd.Fd()))
+		in.unkeep()
 		old := &initChild{ctl: in.ctl, init: in.pid, initStart: in.start, initFD: in.fd, ownInit: in.own, reader: closedChan}
 		old.letGo()
 	}

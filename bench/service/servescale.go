@@ -87,11 +87,12 @@ func runServeScale(ctx context.Context, cfg serveScaleConfig) bool {
 	var all []*scaleFigures
 	var notRun []string
 	for _, n := range cfg.counts {
-		// Four descriptors a run unguarded (two pipes, a pidfd, the
-		// log), six guarded; the service's own beside them.
-		each := uint64(4)
+		// Three descriptors a run unguarded (two pipes, a pidfd; the
+		// log is open only while a batch is written), four guarded (the
+		// init's socket); the service's own beside them.
+		each := uint64(3)
 		if cfg.guard != "off" {
-			each = 6
+			each = 4
 		}
 		if need := each*uint64(n) + 256; need > lim.Max {
 			notRun = append(notRun, fmt.Sprintf("%d runs: not run: they need about %d descriptors (%d a run), and RLIMIT_NOFILE's hard limit is %d here (raising it needs root with CAP_SYS_RESOURCE: -serve-scale-nofile)",
