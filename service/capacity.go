@@ -10,9 +10,9 @@ import (
 // processes, a cgroup's pids.max) that the runs would hit. It counts what
 // a shell task's run holds on this worker (an init's socket when the
 // task guard is on); the run's log file is open only while a batch of
-// its output is written, not for the run's life. A warning, not a refusal: the runs' commands, and so
-// what each needs, are not known yet, and a worker seldom runs its
-// maximum.
+// its output is written, not for the run's life. A warning, not a
+// refusal: the runs' commands, and so what each needs, are not known yet,
+// and a worker seldom runs its maximum.
 func (s *Service) checkCapacity() {
 	n := s.cfg.MaxRuns
 	if n <= 0 {

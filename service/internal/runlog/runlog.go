@@ -10,8 +10,9 @@
 // counted, never left half written, and once writing works again a
 // system record says what was lost. It holds its file open only while it
 // writes a batch: a live run's log costs no descriptor between batches,
-// so that a worker holding thousands of runs holds none of their logs. Readers read in small chunks, so a
-// follower holds at most a few records in memory however large the log.
+// so that a worker holding thousands of runs holds none of their logs.
+// Readers read in small chunks, so a follower holds at most a few records
+// in memory however large the log.
 package runlog
 
 import (
@@ -92,7 +93,7 @@ type Writer struct {
 	max  int64
 
 	mu      sync.Mutex
-	f       *os.File // open from Create to the end of the first batch, then only while one is written
+	f       *os.File // from Create to the first batch's end; then only while a batch is written
 	seq     int
 	n       int64  // bytes of whole records in the file
 	batch   []byte // records not written yet
