@@ -274,9 +274,16 @@ func TestRetentionDeletesOldRecordsAndTheirLogs(t *testing.T) {
 		f.waitTerminal(e.ID, 30*time.Second)
 		ids = append(ids, e.ID)
 	}
-	testutil.WaitFor(t, 30*time.Second, "the oldest three deleted", func() bool {
-		_, err := f.svc.Execution(bg, ids[2])
-		return errors.Is(err, service.ErrNotFound)
+	// A sweep deletes a batch's records, then their logs: wait for both.
+	testutil.WaitFor(t, 30*time.Second, "the oldest three deleted with their logs", func() bool {
+		for _, id := range ids[:3] {
+			_, err := f.svc.Execution(bg, id)
+			_, ferr := os.Stat(filepath.Join(f.dir, "logs", id+".jsonl"))
+			if !errors.Is(err, service.ErrNotFound) || !os.IsNotExist(ferr) {
+				return false
+			}
+		}
+		return true
 	})
 	for i, id := range ids {
 		_, err := f.svc.Execution(bg, id)
