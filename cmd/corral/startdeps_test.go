@@ -34,6 +34,10 @@ var clientHeavy = []string{
 	// which only the service links (on Windows, proc names its pipes with
 	// a random nonce from crypto/rand; see cryptoOnWindows).
 	"crypto/", "github.com/corralrun/corral/webhook",
+	// Nor regular expressions: package regexp's tables (regexp/syntax
+	// and the unicode tables it names) were a third of the allocations
+	// of every corral start, for one /dev/fd/N path match.
+	"regexp",
 }
 
 // cryptoOnWindows reports whether the ban b is the one on all of the
