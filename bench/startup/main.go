@@ -23,10 +23,13 @@
 // corral is dynamically linked); the "corral alone" rows run the static
 // binary from a directory without its companions, where its runs start
 // their helpers from corral itself. -before adds the rows of another
-// corral binary (an older build, alone in its directory).
+// corral binary (an older build), with the corral-shim beside it if there
+// is one. corral and the older build also get a row of corral timeout and
+// one of the subreaper tier (an init per run: a user without a cgroup of
+// their own).
 //
 //	go run ./bench/startup                  # 150 runs of each
-//	go run ./bench/startup -n 300 -before /tmp/old/corral
+//	go run ./bench/startup -n 300 -before /tmp/old/corral   # corral-shim beside it, if built
 package main
 
 import (
@@ -79,31 +82,43 @@ func main() {
 	} else {
 		fmt.Fprintln(os.Stderr, "bubblewrap is not installed (apt-get install bubblewrap): the sandbox row is left out")
 	}
-	add := func(label, bin string) {
+	// more adds corral timeout (the drop-in, beside GNU's) and the
+	// subreaper tier (where corral has no cgroup of its own, as a user
+	// without a delegated one: an init per run).
+	add := func(label, bin string, more bool) {
 		rows = append(rows,
 			&row{name: label + " --version", argv: []string{bin, "--version"}, peer: hello},
 			&row{name: label + " run -- /bin/true", argv: []string{bin, "run", "--", "/bin/true"}, peer: timeout})
+		if more {
+			rows = append(rows,
+				&row{name: label + " timeout 10 /bin/true", argv: []string{bin, "timeout", "10", "/bin/true"}, peer: timeout},
+				&row{name: label + " run --containment subreaper -- /bin/true", argv: []string{bin, "run", "--containment", "subreaper", "--", "/bin/true"}, peer: timeout})
+		}
 		if bwrap != nil {
 			rows = append(rows, &row{name: label + " run --sandbox workspace -- /bin/true",
 				argv: []string{bin, "run", "--sandbox", "workspace", "--workdir", ws, "--", "/bin/true"}, peer: bwrap})
 		}
 	}
-	add("corral", corral)
-	add("corral, cgo build", dynamic)
-	add("corral alone", alone)
+	add("corral", corral, true)
+	add("corral, cgo build", dynamic, false)
+	add("corral alone", alone, false)
 	if *before != "" {
 		old := filepath.Join(dir, "before", "corral")
 		benchutil.Check(os.Mkdir(filepath.Dir(old), 0o755))
 		data, err := os.ReadFile(*before)
 		benchutil.Check(err)
 		benchutil.Check(os.WriteFile(old, data, 0o755))
-		add("corral before", old)
+		// Its helpers' program, when it has one beside it: as installed.
+		if data, err := os.ReadFile(filepath.Join(filepath.Dir(*before), "corral-shim")); err == nil {
+			benchutil.Check(os.WriteFile(filepath.Join(filepath.Dir(old), "corral-shim"), data, 0o755))
+		}
+		add("corral before", old, true)
 	}
 
 	// Every program measured starts as one installed long ago would: read
 	// back from disk, not from the pieces of page cache its writer left
 	// (benchutil.Settle); then warmed alike.
-	settled := []string{filepath.Join(dir, "static"), filepath.Join(dir, "cgo"), "/bin/true"}
+	settled := []string{filepath.Join(dir, "static"), filepath.Join(dir, "cgo"), filepath.Join(dir, "before"), "/bin/true"}
 	for _, r := range rows {
 		settled = append(settled, r.argv[0])
 	}
@@ -129,8 +144,8 @@ func main() {
 		}
 	}
 	fmt.Printf("%d runs of each, interleaved\n\n", *n)
-	fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", "command", "p10", "median", "p90", "CPU", "peer (median)", "ratio")
-	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(54), dashes(11), dashes(11), dashes(11), dashes(11), dashes(30), dashes(9))
+	fmt.Printf("| %-60s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", "command", "p10", "median", "p90", "CPU", "peer (median)", "ratio")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(62), dashes(11), dashes(11), dashes(11), dashes(11), dashes(30), dashes(9))
 	for _, r := range rows {
 		s := slices.Sorted(slices.Values(r.wall))
 		peer, ratio := "", ""
@@ -138,7 +153,7 @@ func main() {
 			peer = fmt.Sprintf("%s (%s)", short(r.peer.name), benchutil.MS(benchutil.Median(r.peer.wall)))
 			ratio = fmt.Sprintf("%.2f×", float64(benchutil.Median(r.wall))/float64(benchutil.Median(r.peer.wall)))
 		}
-		fmt.Printf("| %-52s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", r.name, benchutil.MS(s[len(s)/10]), benchutil.MS(benchutil.Median(r.wall)), benchutil.MS(s[len(s)*9/10]), benchutil.MS(benchutil.Median(r.cpu)), peer, ratio)
+		fmt.Printf("| %-60s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", r.name, benchutil.MS(s[len(s)/10]), benchutil.MS(benchutil.Median(r.wall)), benchutil.MS(s[len(s)*9/10]), benchutil.MS(benchutil.Median(r.cpu)), peer, ratio)
 	}
 }
 
