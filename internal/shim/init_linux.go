@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -39,20 +40,37 @@ var deafSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQU
 
 // ignoreForCommand makes the command about to be forked inherit the
 // signals corral ignores (Config.Ignore), as a child of corral itself
-// would: ignored here until the fork, then caught again, so that an idle
+// would: ignored here until the fork, then handled again, so that an idle
 // init's next run starts as the first did.
 func ignoreForCommand(sigs []int) (restore func()) {
 	if len(sigs) == 0 {
 		return func() {}
 	}
 	list := make([]os.Signal, len(sigs))
+	var others []os.Signal
 	for i, s := range sigs {
 		list[i] = syscall.Signal(s)
+		if !slices.Contains(deafSignals, list[i]) {
+			others = append(others, list[i])
+		}
 	}
 	signal.Ignore(list...)
 	return func() {
-		signal.Reset(list...)
-		signal.Notify(deaf, deafSignals...)
+		// Reset alone would leave them ignored (it does not undo Ignore),
+		// and the next command would start with them ignored though
+		// corral no longer ignores them. Caught again, each is the
+		// runtime's to handle, which a fork sets back to the default in
+		// the child; those an init does not drop then go back to the
+		// runtime's own handling.
+		if mutant.InitIgnoreSticks {
+			signal.Reset(list...)
+			signal.Notify(deaf, deafSignals...)
+			return
+		}
+		signal.Notify(deaf, list...)
+		if len(others) > 0 { // Reset of none resets every signal
+			signal.Reset(others...)
+		}
 	}
 }
 
