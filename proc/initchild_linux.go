@@ -47,6 +47,7 @@ type initChild struct {
 	unbind   func()        // when the init is reaped: it was forked by the spawner
 	poolKey  string        // the user it runs as, for the pool of idle inits
 	poolable bool          // a plain init, which may serve another run
+	state    uint64        // inheritedState when a plain init was started
 	reused   bool          // the init served a run before (it sent its own pidfd then)
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed

@@ -36,7 +36,8 @@ type idleInit struct {
 	fd    *os.File // its pidfd; nil when it served a run (see dropInitFD): its socket tells its death
 	own   bool     // this process's child, to reap (an enclosure's holder reaps its own)
 	since time.Time
-	fresh bool // started ahead (initwarm_linux.go): it has served no run
+	fresh bool   // started ahead (initwarm_linux.go): it has served no run
+	state uint64 // inheritedState when it was started
 }
 
 // unkeep undoes what addIdleLocked kept, before the init serves a run or
@@ -95,21 +96,47 @@ func shutPool(e *enclosureImpl) {
 	letGoAll(list)
 }
 
-// takeIdle gives c an idle init of the user key, if there is one, and
-// says whether it was started ahead and has served no run.
-func (c *initChild) takeIdle(key string) (taken, fresh bool) {
+// takeIdle gives c an idle init of key, if there is one, and says whether
+// it was started ahead and has served no run. A plain run's (ownState:
+// this process started it) must have been started in the state this
+// process is in now (inheritedState); the idle inits of key started in
+// another state are let go, since the state they inherited is gone. An
+// enclosure's inits are its holder's, and hold the enclosure's state.
+func (c *initChild) takeIdle(key string, ownState bool) (taken, fresh bool) {
+	pool.mu.Lock()
+	empty := len(pool.idle[key]) == 0
+	pool.mu.Unlock()
+	if empty {
+		return false, false
+	}
+	var now uint64
+	if ownState {
+		now = inheritedState()
+	}
+	var in *idleInit
+	var stale []*idleInit
 	pool.mu.Lock()
 	list := pool.idle[key]
-	var in *idleInit
-	if n := len(list); n > 0 {
-		in, pool.idle[key] = list[n-1], list[:n-1]
+	for n := len(list); n > 0 && in == nil; n-- {
+		if !ownState || list[n-1].state == now {
+			in = list[n-1]
+		} else {
+			stale = append(stale, list[n-1])
+		}
+		list = list[:n-1]
+	}
+	if len(list) > 0 {
+		pool.idle[key] = list
+	} else {
+		delete(pool.idle, key)
 	}
 	pool.mu.Unlock()
+	letGoAll(stale)
 	if in == nil {
 		return false, false
 	}
 	in.unkeep()
-	c.ctl, c.init, c.initStart, c.initFD, c.ownInit = in.ctl, in.pid, in.start, in.fd, in.own
+	c.ctl, c.init, c.initStart, c.initFD, c.ownInit, c.state = in.ctl, in.pid, in.start, in.fd, in.own, in.state
 	return true, in.fresh
 }
 
@@ -124,7 +151,7 @@ func (c *initChild) putIdle() bool {
 	list, stale := spoiled(pool.idle[c.poolKey], now)
 	ok := len(list) < poolMax && (c.encl == nil || !c.encl.impl.poolShut)
 	if ok {
-		list = addIdleLocked(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now})
+		list = addIdleLocked(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now, state: c.state})
 	}
 	if len(list) > 0 {
 		pool.idle[c.poolKey] = list

@@ -94,7 +94,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			exit: make(chan struct{}), reader: make(chan struct{})}
 		reused, fresh := false, false
 		if pooled {
-			reused, fresh = c.takeIdle(key)
+			reused, fresh = c.takeIdle(key, ia.encl == nil)
 		}
 		// An init started ahead sends its own pidfd with its first run.
 		c.reused = reused && !fresh
@@ -195,6 +195,11 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	prog := shimprog.Direct()
 	if a.cred != nil {
 		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
+	}
+	if ia.policy == nil && !ia.holder {
+		// What the init inherits now, for the pool (a change between this
+		// and the fork makes a start that raced it take either).
+		c.state = inheritedState()
 	}
 	var pid int
 	start := func() {
