@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,11 +21,11 @@ import (
 )
 
 // startsLikeADirectChild checks that argv, a command that prints what it
-// reads of its own state, prints the same started by proc on every tier
-// this machine has (and in a sandbox, when sandbox) as started by os/exec
-// from this process now. Three runs each, one after another: the later
-// ones take the init the first left idle.
-func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox bool) {
+// reads of its own state, prints the same started by proc on the tiers
+// given (every tier this machine has when none is), and in a sandbox when
+// sandbox, as started by os/exec from this process now. Three runs each,
+// one after another: the later ones take the init the first left idle.
+func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox bool, only ...corral.Containment) {
 	t.Helper()
 	tag := testutil.Tag(t)
 	out, err := exec.Command(argv[0], argv[1:]...).Output()
@@ -32,7 +34,10 @@ func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox b
 	}
 	want := string(out)
 	specs := map[string]proc.Spec{}
-	for _, tier := range tiers(t) {
+	if len(only) == 0 {
+		only = tiers(t)
+	}
+	for _, tier := range only {
 		specs[string(tier)] = proc.Spec{Containment: tier}
 	}
 	if sandbox && sandboxProblem(t) == nil {
@@ -159,4 +164,80 @@ func TestCommandsStartWithTheProcessStateADirectChildWould(t *testing.T) {
 		what = "umask, RLIMIT_CORE and oom_score_adj changed"
 	}
 	check(what)
+}
+
+// credState is what a command reads of the user it runs as: its ids,
+// groups and capabilities, and no_new_privs.
+var credState = []string{"grep", "-E", "^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):", "/proc/self/status"}
+
+// credChangeEnv makes the test binary, run again by
+// TestCommandsStartAsTheUserTheSupervisorIsNow, be the supervisor that
+// drops root after its first run.
+const credChangeEnv = "CORRAL_TEST_DROPS_ROOT"
+
+// TestCommandsStartAsTheUserTheSupervisorIsNow proves that a supervisor
+// that drops root (to nobody, for good, as a service does once it is set
+// up) after a run whose init waits idle in the pool starts its next
+// commands as nobody, as a direct child of it would be: not from the idle
+// init, which is still root. It runs in a copy of the test binary, which
+// may lose root; the subreaper and process-group tiers (nobody has no
+// cgroup of its own).
+func TestCommandsStartAsTheUserTheSupervisorIsNow(t *testing.T) {
+	if os.Getenv(credChangeEnv) != "" {
+		dropRootBetweenRuns(t)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: dropping root needs root; run the tests as root (CI does)")
+	}
+	if _, err := user.Lookup("nobody"); err != nil {
+		t.Skip("SKIP: dropping root needs the user nobody")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy nobody may execute, for the inits it starts once it is nobody.
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "proc.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^TestCommandsStartAsTheUserTheSupervisorIsNow$", "-test.v", "-test.count=1", "-test.timeout=5m")
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), credChangeEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestCommandsStartAsTheUserTheSupervisorIsNow") {
+		t.Fatalf("the supervisor that drops root (%v):\n%s", err, out)
+	}
+}
+
+// dropRootBetweenRuns is the supervisor of
+// TestCommandsStartAsTheUserTheSupervisorIsNow.
+func dropRootBetweenRuns(t *testing.T) {
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	inits := []corral.Containment{corral.ContainmentSubreaper, corral.ContainmentProcessGroup}
+	startsLikeADirectChild(t, "as root", credState, false, inits...)
+	if err := syscall.Setgroups(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setgid(gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setuid(uid); err != nil {
+		t.Fatal(err)
+	}
+	startsLikeADirectChild(t, "root dropped for nobody", credState, false, inits...)
 }
