@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -193,24 +192,8 @@ func TestCommandsStartAsTheUserTheSupervisorIsNow(t *testing.T) {
 	if _, err := user.Lookup("nobody"); err != nil {
 		t.Skip("SKIP: dropping root needs the user nobody")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A copy nobody may execute, for the inits it starts once it is nobody.
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "proc.test")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run", "^TestCommandsStartAsTheUserTheSupervisorIsNow$", "-test.v", "-test.count=1", "-test.timeout=5m")
+	cmd := exec.Command(testutil.ExecutableCopy(t), "-test.run", "^TestCommandsStartAsTheUserTheSupervisorIsNow$", "-test.v", "-test.count=1", "-test.timeout=5m")
 	cmd.Dir = "/"
 	cmd.Env = append(os.Environ(), credChangeEnv+"=1")
 	out, err := cmd.CombinedOutput()

@@ -38,27 +38,7 @@ func RunAsNobody(t *testing.T, pattern string, env ...string) {
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "corral-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, filepath.Base(exe))
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run", pattern, "-test.v", "-test.count=1", "-test.timeout=10m")
+	cmd := exec.Command(ExecutableCopy(t), "-test.run", pattern, "-test.v", "-test.count=1", "-test.timeout=10m")
 	cmd.Dir = "/"
 	cmd.Env = append([]string{UnprivilegedEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp", "LANG=C.UTF-8"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
@@ -137,4 +117,33 @@ func mirror(t *testing.T, results []testResult, parent string) {
 			}
 		})
 	}
+}
+
+// ExecutableCopy returns a copy of the running test binary in a new
+// directory that any user may enter and execute from (a test binary's own
+// directory is its builder's alone), removed when t ends: for a test that
+// runs it again as another user, or that drops root in it.
+func ExecutableCopy(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "corral-exe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, filepath.Base(exe))
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
