@@ -84,7 +84,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	// A plain init may serve the next plain run of its user, an
 	// enclosure's init the next run in that enclosure; an init with a
 	// one-shot sandbox or a cgroup leaf is the run's alone.
-	pooled := ia.policy == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
+	pooled := poolable(a, ia)
 	key := credKey(a.cred)
 	if ia.encl != nil {
 		key = enclosureKey(ia.encl.impl)
@@ -196,7 +196,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	if a.cred != nil {
 		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
 	}
-	if ia.policy == nil && !ia.holder {
+	if poolable(a, ia) {
 		// What the init inherits now, for the pool (a change between this
 		// and the fork makes a start that raced it take either).
 		c.state = inheritedState()
@@ -237,6 +237,13 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		c.initStart = st.Start
 	}
 	return nil
+}
+
+// poolable reports whether an init started for a (or ahead, with no run)
+// may serve another run: a plain one, with no one-shot sandbox, no cgroup
+// leaf of its own and not in the supervisor's process group.
+func poolable(a *spawnAttr, ia initAttr) bool {
+	return ia.policy == nil && !ia.holder && ia.leaf == nil && !a.shareGroup
 }
 
 // sandboxAttr sets the namespaces of a sandbox's init: new user, mount,
