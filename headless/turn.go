@@ -198,9 +198,11 @@ func (t *Turn) Close() (*Result, error) {
 // Cancel ends the turn on the caller's request: SIGINT to the agent's main
 // process, so that it can finish its current step, then, after
 // Spec.InterruptGrace, the core's SIGTERM → grace → SIGKILL on the whole
-// tree. The turn ends (Wait returns) when the agent has exited or the
-// interval is over, with status cancelled. Cancel returns at once; after
-// the end of the turn it does nothing.
+// tree. The turn ends (Wait returns) when the agent reports its result,
+// has exited or the interval is over, with status cancelled; an agent that
+// reported may still exit by itself until the interval is over (Close and
+// TornDown wait for that). Cancel returns at once; after the end of the
+// turn it does nothing.
 func (t *Turn) Cancel() { t.cancel.Do(func() { close(t.cancelCh) }) }
 
 type stdoutSink struct{ t *Turn }
@@ -317,6 +319,7 @@ func (t *Turn) run(ctx context.Context) {
 	defer timer.Stop()
 	ctxDone := ctx.Done()
 	var interrupt <-chan time.Time
+	var interruptEnd time.Time // when a cancel's interrupt grace ends
 	cancelling := false
 	procDone := false
 	var by FinalizedBy
@@ -329,6 +332,7 @@ func (t *Turn) run(ctx context.Context) {
 		ctxDone = nil
 		if g := setting.Or(t.spec.InterruptGrace, DefaultInterruptGrace); g > 0 {
 			if err := t.p.Signal(syscall.SIGINT); err == nil {
+				interruptEnd = time.Now().Add(g)
 				interrupt = time.After(g)
 				return
 			}
@@ -388,13 +392,20 @@ loop:
 			break loop
 		}
 	}
+	// An agent that answered the interrupt with its result may still exit
+	// by itself within the interrupt grace (saving its session on the
+	// way out, as the grace promises), not be stopped at its result.
+	var exitBy time.Time
+	if cancelling && by == FinalizedByResult && !mutant.CancelNoExitGrace {
+		exitBy = interruptEnd
+	}
 	if cancelling {
 		by = FinalizedByCancel
 	}
 	t.finish(by, procDone)
 	runtime.UnlockOSThread()
 	locked = false
-	t.teardown(by, procDone)
+	t.teardown(by, procDone, exitBy)
 }
 
 // finish builds the result and ends the turn.
@@ -428,10 +439,15 @@ func (t *Turn) finish(by FinalizedBy, procDone bool) {
 }
 
 // teardown ends the tree: a turn the agent ended may exit by itself
-// within Linger; anything else is stopped at once.
-func (t *Turn) teardown(by FinalizedBy, procDone bool) {
+// within Linger, a cancelled one whose agent answered with its result
+// until exitBy (the end of the interrupt grace); anything else is stopped
+// at once.
+func (t *Turn) teardown(by FinalizedBy, procDone bool, exitBy time.Time) {
 	end := time.Now()
 	linger := t.lingerFor(by)
+	if !exitBy.IsZero() {
+		linger = max(time.Until(exitBy), 0)
+	}
 	t.trace.beginTeardown(linger)
 	byItself := procDone
 	if !procDone {

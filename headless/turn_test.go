@@ -555,6 +555,27 @@ func TestCancelInterruptsTheAgentFirst(t *testing.T) {
 	}
 }
 
+// TestCancelLetsTheAgentExitWithinTheInterruptGrace: an agent that
+// answers SIGINT with its result and takes a moment more to exit (Claude
+// Code saves its session on the way out) exits by itself, with its own
+// status, within the interrupt grace: the turn ends at its result, and
+// the tree is stopped only if it is still there when the grace is over.
+func TestCancelLetsTheAgentExitWithinTheInterruptGrace(t *testing.T) {
+	const exitDelay = 300 * time.Millisecond
+	spec := agent(t, "cancel", "-exit-delay", exitDelay.String())
+	spec.InterruptGrace = 10 * time.Second
+	started := afterToolUse(spec)
+	turn := start(t, context.Background(), spec)
+	awaitTool(t, started)
+	turn.Cancel()
+	r := wait(t, turn)
+	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)
+	full := closeTurn(t, turn)
+	if full.ExitCode != 130 || full.Signal != "" {
+		t.Errorf("exit code %d (signal %q), want the agent's own 130 after its %v on the way out", full.ExitCode, full.Signal, exitDelay)
+	}
+}
+
 func TestCancelEscalatesWhenSIGINTIsIgnored(t *testing.T) {
 	spec := agent(t, "cancel", "-ignore-int")
 	spec.InterruptGrace = 300 * time.Millisecond

@@ -38,6 +38,7 @@ var (
 	perm         = flag.String("perm", "bypassPermissions", "permissionMode reported in the init line")
 	huge         = flag.Int("huge", 20<<20, "size in bytes of the huge line of the garbage scenario")
 	ignoreInt    = flag.Bool("ignore-int", false, "ignore SIGINT (cancel scenario)")
+	exitDelay    = flag.Duration("exit-delay", 0, "cancel scenario: after the result, wait this long before exiting (saving a session on the way out)")
 	ignoreTerm   = flag.Bool("ignore-term", false, "ignore SIGTERM")
 	pidFile      = flag.String("pidfile", "", "append the pids of this process and its children to this file")
 	toolName     = flag.String("tool", "", "tool name for the hung and long tool scenarios")
@@ -430,6 +431,7 @@ func cancelScenario() {
 	<-ints
 	emit(toolResult("toolu_b", "Interrupted by user", true))
 	finalResult(result("error_during_execution", true, "", 2, 0.033))
+	time.Sleep(*exitDelay)
 	os.Exit(130)
 }
 
