@@ -536,15 +536,23 @@ func afterToolUse(spec *headless.Spec) <-chan struct{} {
 	return ch
 }
 
-func TestCancelInterruptsTheAgentFirst(t *testing.T) {
-	spec := agent(t, "cancel")
-	spec.InterruptGrace = 5 * time.Second
+// cancelledInItsTool starts a turn of spec, cancels it once the agent is
+// in its tool call, and returns it with its result, which says cancelled.
+func cancelledInItsTool(t *testing.T, spec *headless.Spec) (*headless.Turn, *headless.Result) {
+	t.Helper()
 	started := afterToolUse(spec)
 	turn := start(t, context.Background(), spec)
 	awaitTool(t, started)
 	turn.Cancel()
 	r := wait(t, turn)
 	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)
+	return turn, r
+}
+
+func TestCancelInterruptsTheAgentFirst(t *testing.T) {
+	spec := agent(t, "cancel")
+	spec.InterruptGrace = 5 * time.Second
+	turn, r := cancelledInItsTool(t, spec)
 	// The agent saw SIGINT and finished its step: its result was salvaged.
 	if costOf(r) != 0.033 || r.Subtype != "error_during_execution" {
 		t.Errorf("salvage after SIGINT: cost %v subtype %q", costOf(r), r.Subtype)
@@ -564,12 +572,7 @@ func TestCancelLetsTheAgentExitWithinTheInterruptGrace(t *testing.T) {
 	const exitDelay = 300 * time.Millisecond
 	spec := agent(t, "cancel", "-exit-delay", exitDelay.String())
 	spec.InterruptGrace = 10 * time.Second
-	started := afterToolUse(spec)
-	turn := start(t, context.Background(), spec)
-	awaitTool(t, started)
-	turn.Cancel()
-	r := wait(t, turn)
-	expect(t, r, corral.StatusCancelled, corral.ErrorCancelled, headless.FinalizedByCancel)
+	turn, _ := cancelledInItsTool(t, spec)
 	full := closeTurn(t, turn)
 	if full.ExitCode != 130 || full.Signal != "" {
 		t.Errorf("exit code %d (signal %q), want the agent's own 130 after its %v on the way out", full.ExitCode, full.Signal, exitDelay)
