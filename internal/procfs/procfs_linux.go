@@ -8,11 +8,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // Stat is what /proc/PID/stat says of one process.
@@ -25,7 +29,14 @@ type Stat struct {
 	Threads int    // how many threads it has
 	Start   uint64 // start time in clock ticks after boot; with Pid it names the process
 	Comm    string
+	Flags   uint32 // the kernel's PF_* flags of the process
 }
+
+// Kernel reports whether the process is a kernel thread.
+func (s Stat) Kernel() bool { return s.Flags&pfKthread != 0 }
+
+// pfKthread is the kernel's PF_KTHREAD flag (include/linux/sched.h).
+const pfKthread = 0x00200000
 
 // Zombie reports whether the process has exited and waits to be reaped (or
 // is already being torn down).
@@ -86,7 +97,12 @@ func ParseStat(b []byte) (Stat, error) {
 			return Stat{}, fmt.Errorf("malformed stat field %d: %w", 4+i, err)
 		}
 	}
-	// Field 20 (num_threads) is f[17], field 22 (starttime) f[19].
+	// Field 9 (flags) is f[6], field 20 (num_threads) f[17], field 22 (starttime) f[19].
+	flags, err := strconv.ParseUint(string(f[6]), 10, 32)
+	if err != nil {
+		return Stat{}, fmt.Errorf("malformed stat flags: %w", err)
+	}
+	s.Flags = uint32(flags)
 	if s.Threads, err = atoi(f[17]); err != nil {
 		return Stat{}, fmt.Errorf("malformed stat num_threads: %w", err)
 	}
@@ -169,15 +185,76 @@ func Cgroup2(pid int) (string, error) {
 // initial environment of the process. Tests use it to find the processes
 // they tagged; a process that replaced its image with a clean environment
 // and argv no longer carries the token.
+//
+// A process in the middle of an execve has, for a moment, neither command
+// line nor environment to read, and a read that straddles the exec finds
+// the old image's gone: a loaded machine stretches that moment to
+// milliseconds. HasToken answers no only when the image it read stayed put
+// around the reads (where the process's stat places its command line and
+// environment, the same before and after, and the environment read in
+// full), and otherwise looks again, up to execWait.
 func HasToken(pid int, token string) bool {
 	t := []byte(token)
-	for _, f := range [...]string{"cmdline", "environ"} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + f)
-		if err == nil && bytes.Contains(b, t) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	deadline := time.Now().Add(execWait)
+	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
+		st, before, err := readImage(pid)
+		if err != nil || st.Zombie() || st.Kernel() {
+			return false // gone, exited, or a kernel thread: none carries a token
+		}
+		cmdline, cmdErr := os.ReadFile(dir + "cmdline")
+		env, envErr := os.ReadFile(dir + "environ")
+		if bytes.Contains(cmdline, t) || bytes.Contains(env, t) {
 			return true
 		}
+		if errors.Is(envErr, fs.ErrPermission) {
+			return false // not this process's to read
+		}
+		_, after, err := readImage(pid)
+		if err != nil {
+			return false
+		}
+		settled := cmdErr == nil && envErr == nil && before == after && before.envEnd != 0 &&
+			uint64(len(env)) == before.envEnd-before.envStart
+		if settled || mutant.TokenMidExec || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
 	}
-	return false
+}
+
+// execWait bounds how long HasToken waits for a process mid-exec to lay
+// out its new image.
+const execWait = time.Second
+
+// image is where a process's command line and environment lie in its
+// memory: all zero while it has none (mid-exec, exiting), and for a
+// process this one may not trace.
+type image struct{ argStart, argEnd, envStart, envEnd uint64 }
+
+// readImage reads the process's stat, and its image from fields 48 to 51
+// (arg_start to env_end, proc(5)).
+func readImage(pid int) (Stat, image, error) {
+	var buf [1024]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	if err != nil {
+		return Stat{}, image{}, err
+	}
+	st, err := ParseStat(b)
+	if err != nil {
+		return Stat{}, image{}, err
+	}
+	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	if len(f) < 49 { // field 3 (state) is f[0]
+		return Stat{}, image{}, fmt.Errorf("stat of %d has %d fields, not 51", pid, len(f)+2)
+	}
+	var v [4]uint64
+	for i := range v {
+		if v[i], err = strconv.ParseUint(string(f[45+i]), 10, 64); err != nil {
+			return Stat{}, image{}, fmt.Errorf("malformed stat field %d: %w", 48+i, err)
+		}
+	}
+	return st, image{v[0], v[1], v[2], v[3]}, nil
 }
 
 // readSmall reads a small /proc file into buf with one read. It goes

@@ -1,8 +1,10 @@
 package procfs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ func TestParseStatReadsNamesWithSpacesAndParentheses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Threads: 1, Start: 123456, Comm: "my (odd) name"}
+	want := Stat{Pid: 4242, PPid: 1, Pgid: 4242, Sid: 4240, State: 'S', Threads: 1, Start: 123456, Comm: "my (odd) name", Flags: 4194560}
 	if st != want {
 		t.Fatalf("got %+v, want %+v", st, want)
 	}
@@ -32,6 +34,12 @@ func TestReadStatOfThisProcess(t *testing.T) {
 	st, err := ReadStat(os.Getpid())
 	if err != nil || st.Pid != os.Getpid() || st.PPid != os.Getppid() || st.Start == 0 {
 		t.Fatalf("got %+v, %v", st, err)
+	}
+	if st.Kernel() {
+		t.Fatal("this process reads as a kernel thread")
+	}
+	if k, err := ReadStat(2); err == nil && k.PPid == 0 && k.Comm == "kthreadd" && !k.Kernel() {
+		t.Fatalf("kthreadd does not read as a kernel thread: %+v", k)
 	}
 	if _, err := ReadStat(1 << 30); err == nil {
 		t.Fatal("a pid that cannot exist was read")
@@ -173,6 +181,57 @@ func TestUnescapeMountinfoDecodesOctalEscapes(t *testing.T) {
 	} {
 		if got := UnescapeMountinfo(in); got != want {
 			t.Errorf("UnescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHasTokenSeesAProcessThroughItsExecs watches a shell that replaces
+// itself a thousand times, its token in its environment all along: every
+// look while it lives must find the token, including looks that land in
+// the middle of an execve, when the process has neither command line nor
+// environment for a moment.
+func TestHasTokenSeesAProcessThroughItsExecs(t *testing.T) {
+	token := fmt.Sprintf("procfstest_%d_%d", os.Getpid(), time.Now().UnixNano())
+	const execs = 1000
+	script := `N=$((N-1)); if [ "$N" -gt 0 ]; then exec /bin/sh -c "$0" "$0"; fi`
+	cmd := exec.Command("/bin/sh", "-c", script, script)
+	cmd.Env = append(os.Environ(), "N="+strconv.Itoa(execs), "TOKEN="+token)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by its pid, which this test's Wait holds
+		<-done
+	})
+	pid := cmd.Process.Pid
+	looks, misses := 0, 0
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			if err != nil {
+				t.Fatalf("the shell failed: %v", err)
+			}
+			if looks < execs/10 {
+				t.Fatalf("only %d looks at the shell", looks)
+			}
+			if misses > 0 {
+				t.Fatalf("%d of %d looks at a live process did not find its token", misses, looks)
+			}
+			t.Logf("%d looks, every one found the token", looks)
+			return
+		default:
+		}
+		looks++
+		if HasToken(pid, token) {
+			continue
+		}
+		// No: right only if the shell has exited (its stat reads zombie
+		// until this test's Wait reaps it).
+		if st, err := ReadStat(pid); err == nil && !st.Zombie() {
+			misses++
 		}
 	}
 }
