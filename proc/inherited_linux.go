@@ -17,9 +17,11 @@ import (
 // root, sets its umask or raises a limit after its first runs) would
 // start the next command with the old one, where a direct child gets the
 // new: the pool hands out only inits started in the state this process is
-// in now (inheritedState), and lets go of the others. Per-thread attributes (the nice value, the CPU
-// affinity) a direct child takes from whichever thread forks it, and are
-// left out. An enclosure's runs are forked by its holder, and start with
+// in now (inheritedState), and lets go of the others. Per-thread
+// attributes (the nice value, the CPU affinity) a direct child takes from
+// whichever thread forks it, and are left out; so is this process's
+// cgroup (moving a supervisor is rare, and the read would cost 10 µs a
+// take; the cgroup tier gives each command its own). An enclosure's runs are forked by its holder, and start with
 // the state the enclosure was made in, as the commands of a session do.
 
 // inheritedSeed keys inheritedState's hash for this process.
