@@ -9,13 +9,16 @@
 // start), and what the supervisor held while all of them ran: resident
 // memory, file descriptors, goroutines and threads, per run over the
 // baseline; then that every process is gone and every count is back to
-// its baseline.
+// its baseline. -peers fork adds the floor: a bare syscall.ForkExec of each
+// run and a wait4 on its pid, no descriptor, goroutine or cgroup kept, so
+// that its time is the kernel's and the program's own start.
 //
 //	go run ./bench/scale                          # 100, 1000, 10000 x sleep 10, cgroup tier
 //	go run ./bench/scale -n 1000 -sleep 1 -tier subreaper
 //	go run ./bench/scale -starters 2              # Start from two goroutines
 //	go run ./bench/scale -n 1000 -sleep 60s -stop # stop them all once started: the teardown
 //	go run ./bench/scale -null                    # output to the null device: no pipes, 10,000 fit 20,000 descriptors
+//	go run ./bench/scale -null -peers fork,corral,os/exec  # beside the floor
 //
 // The processes carry a token of this run in their environment; the
 // program checks that none is left and kills only those (by pid and start
@@ -53,7 +56,7 @@ func main() {
 	sleep := flag.Duration("sleep", 10*time.Second, "how long each run sleeps")
 	tier := flag.String("tier", "", "containment tier (default: the strongest available)")
 	starters := flag.Int("starters", 1, "goroutines that call Start (or cmd.Start) concurrently")
-	peers := flag.String("peers", "os/exec,corral", "which to measure, in order")
+	peers := flag.String("peers", "os/exec,corral", "which to measure, in order: os/exec, corral, fork (the floor: a bare fork and exec, no descriptor held)")
 	stop := flag.Bool("stop", false, "stop every run once all have started (corral: Stop; os/exec: SIGTERM) and time the teardown instead: \"last end\" counts from the stop")
 	null := flag.Bool("null", false, "give every run the null device as its output instead of capturing it (corral: Spec.Stdio; os/exec: nil Stdout and Stderr): no pipes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole program to this file")
@@ -105,6 +108,8 @@ func main() {
 				r = osExec{null: *null}
 			case "corral":
 				r = corralRun{tier: corral.Containment(*tier), null: *null}
+			case "fork":
+				r = bareFork{null: *null}
 			default:
 				fmt.Fprintf(os.Stderr, "unknown peer %q\n", peer)
 				os.Exit(2)
@@ -144,6 +149,84 @@ func (o osExec) start(sleep time.Duration, tag string) (func() error, func() err
 			return err
 		}
 		return nil
+	}
+	return wait, stop, nil
+}
+
+// bareFork is the floor of what starting a run costs a Go supervisor on
+// this machine: syscall.ForkExec of the program's path, resolved once,
+// with the null device (or one pipe per stream, read by nothing but
+// closed at the end) as its stdio, no pidfd, no goroutine, no cgroup, no
+// process of its own; each run is waited for with wait4 on its pid. What
+// it takes to start n runs is what the kernel and the program's own start
+// take: no supervisor starts them faster here.
+type bareFork struct{ null bool }
+
+func (bareFork) name() string { return "fork (floor)" }
+
+var sleepPath = sync.OnceValues(func() (string, error) { return exec.LookPath("sleep") })
+
+func (b bareFork) start(sleep time.Duration, tag string) (func() error, func() error, error) {
+	path, err := sleepPath()
+	if err != nil {
+		return nil, nil, err
+	}
+	files := []uintptr{0, 0, 0}
+	var held []*os.File
+	if b.null {
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer null.Close()
+		files = []uintptr{null.Fd(), null.Fd(), null.Fd()}
+	} else {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer null.Close()
+		files[0] = null.Fd()
+		for i := 1; i <= 2; i++ {
+			r, w, err := os.Pipe()
+			if err != nil {
+				return nil, nil, err
+			}
+			defer w.Close()
+			files[i] = w.Fd()
+			held = append(held, r)
+		}
+	}
+	pid, err := syscall.ForkExec(path, []string{"sleep", seconds(sleep)}, &syscall.ProcAttr{
+		Env: append(os.Environ(), tag), Files: files,
+	})
+	if err != nil {
+		for _, f := range held {
+			f.Close()
+		}
+		return nil, nil, err
+	}
+	stop := func() error { return syscall.Kill(pid, syscall.SIGTERM) }
+	wait := func() error {
+		defer func() {
+			for _, f := range held {
+				f.Close()
+			}
+		}()
+		var ws syscall.WaitStatus
+		for {
+			_, err := syscall.Wait4(pid, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if ws.Exited() && ws.ExitStatus() == 0 || ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+				return nil
+			}
+			return fmt.Errorf("sleep: %v", ws)
+		}
 	}
 	return wait, stop, nil
 }

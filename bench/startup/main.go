@@ -5,7 +5,8 @@
 //
 //   - `corral --version` beside a Go hello world (target ≤ 1.5×);
 //   - `corral run -- /bin/true` beside GNU `timeout 10 /bin/true`
-//     (target ≤ 1.5×);
+//     (target ≤ 1.5×), and beside both the floor of a Go supervisor: a Go
+//     program that only starts /bin/true and waits for it;
 //   - `corral run --sandbox workspace -- /bin/true` beside bubblewrap with
 //     the same confinement (target ≤ 1.5×), when bwrap is installed.
 //
@@ -55,6 +56,33 @@ type row struct {
 	wall, cpu []time.Duration
 }
 
+// floorSource is the least a supervisor written in Go can do to run a
+// command: start it (fork and exec, its stdio inherited) and wait for it,
+// with no signal handled, no deadline, no containment. Its row beside GNU
+// timeout is what a Go program's own start leaves of the 1.5× asked of
+// corral run.
+const floorSource = `package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func main() {
+	pid, err := syscall.ForkExec(os.Args[1], os.Args[1:], &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		os.Exit(125)
+	}
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			break
+		}
+	}
+	os.Exit(ws.ExitStatus())
+}
+`
+
 func main() {
 	n := flag.Int("n", 150, "runs of each command")
 	before := flag.String("before", "", "another corral binary to measure beside this one (alone in its directory)")
@@ -73,7 +101,8 @@ func main() {
 
 	hello := &row{name: "a Go hello world", argv: []string{benchutil.BuildHello(dir)}}
 	timeout := &row{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}}
-	rows := []*row{hello, timeout}
+	floor := &row{name: "a Go program that runs /bin/true and waits", argv: []string{benchutil.BuildGo(dir, "floor", floorSource), "/bin/true"}, peer: timeout}
+	rows := []*row{hello, timeout, floor}
 	var bwrap *row
 	if b, err := exec.LookPath("bwrap"); err == nil {
 		bwrap = &row{name: "bwrap --unshare-all --die-with-parent … /bin/true", argv: []string{b, "--unshare-all", "--die-with-parent",

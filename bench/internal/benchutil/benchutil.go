@@ -73,13 +73,20 @@ func BuildCorral(dir string, env ...string) string {
 // Its source and binary are written under dir. If a step fails, it ends
 // the program as Check does.
 func BuildHello(dir string) string {
-	src := filepath.Join(dir, "hello")
-	Check(os.MkdirAll(src, 0o755))
-	Check(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	Check(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644))
-	bin := filepath.Join(dir, "hello-bin")
+	return BuildGo(dir, "hello", "package main\n\nfunc main() {}\n")
+}
+
+// BuildGo builds a Go program of one file, main.go with src, as module
+// name under dir, and returns the path of its binary (dir/name-bin). If a
+// step fails, it ends the program as Check does.
+func BuildGo(dir, name, src string) string {
+	srcDir := filepath.Join(dir, name)
+	Check(os.MkdirAll(srcDir, 0o755))
+	Check(os.WriteFile(filepath.Join(srcDir, "main.go"), []byte(src), 0o644))
+	Check(os.WriteFile(filepath.Join(srcDir, "go.mod"), []byte("module "+name+"\n\ngo 1.26\n"), 0o644))
+	bin := filepath.Join(dir, name+"-bin")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir, build.Stderr = src, os.Stderr
+	build.Dir, build.Stderr = srcDir, os.Stderr
 	Check(build.Run())
 	return bin
 }
