@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -193,6 +194,12 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	defer null.Close()
 	files := []uintptr{null.Fd(), null.Fd(), null.Fd(), shimEnd.Fd()}
 	prog := shimprog.Direct()
+	native := false
+	if nativeInitFor(a, ia) {
+		if p, err := shim.NativeInit(); err == nil {
+			prog, native = p, true
+		}
+	}
 	if a.cred != nil {
 		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
 	}
@@ -213,6 +220,13 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		c.unbind = spawnBound(start)
 	} else {
 		start()
+		if err != nil && native && nativeRefused(err) {
+			// The kernel or a policy will not execute a memory file here:
+			// this process's plain runs use the Go init from now on.
+			nativeOff.Store(true)
+			prog = shimprog.Direct()
+			start()
+		}
 	}
 	if err != nil {
 		c.unbound()
@@ -237,6 +251,27 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		c.initStart = st.Start
 	}
 	return nil
+}
+
+// nativeOff: the native init could not be executed here; plain runs use
+// the Go init.
+var nativeOff atomic.Bool
+
+// nativeInitFor reports whether the init of a is the native one
+// (internal/initelf) where this machine has it: a plain run's, started by
+// this process as its own user. A sandbox's init builds the sandbox, an
+// enclosure's is its holder's child, and another user's is the Go init,
+// found by a path that user can reach. The Go init's own mutant
+// (initignoresticks) is caught through plain runs, so it keeps them.
+func nativeInitFor(a *spawnAttr, ia initAttr) bool {
+	return ia.policy == nil && !ia.holder && ia.encl == nil && a.cred == nil && !nativeOff.Load() && !mutant.InitIgnoreSticks
+}
+
+// nativeRefused reports whether err is the exec of the native init's
+// memory file refused (a kernel or policy without executable memory
+// files), not a failure any init would meet.
+func nativeRefused(err error) bool {
+	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOEXEC)
 }
 
 // poolable reports whether an init started for a (or ahead, with no run)

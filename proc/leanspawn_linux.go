@@ -356,6 +356,26 @@ func leanFork(self int, r *leanReq) (int, error) {
 		}
 		sys.CgroupFD = n
 	}
-	pid, _, err := syscall.StartProcess(r.path, r.args, &attr)
+	path := r.path
+	if fd, ok := procSelfFD(path); ok && !mutant.LeanMemfdPathKept {
+		// A program in a memory file (the native init) is executed by its
+		// descriptor, which must be in this thread's table too.
+		n, err := fetch(fd)
+		if err != nil {
+			return 0, err
+		}
+		path = "/proc/self/fd/" + strconv.Itoa(n)
+	}
+	pid, _, err := syscall.StartProcess(path, r.args, &attr)
 	return pid, err
+}
+
+// procSelfFD returns N of a path /proc/self/fd/N.
+func procSelfFD(path string) (int, bool) {
+	rest, ok := strings.CutPrefix(path, "/proc/self/fd/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
 }

@@ -51,6 +51,13 @@ func Image() []byte {
 	return image(machine, code)
 }
 
+// Executable wraps code, position-independent machine code for machine
+// (an ELF e_machine) whose entry is its first byte and which writes
+// nothing but its stack and the memory it maps, in the same static ELF
+// executable Image makes: one read-only, executable segment. It is how
+// internal/initelf's native init is loaded.
+func Executable(machine uint16, code []byte) []byte { return image(machine, code) }
+
 // image wraps code in an ELF header and two program headers: one loadable
 // segment, readable and executable, holding the whole file (the code is
 // position-independent and its data read-only), and a stack that is not

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/guardelf"
+	"github.com/corralrun/corral/internal/initelf"
 	"github.com/corralrun/corral/internal/mutant"
 )
 
@@ -121,52 +123,71 @@ func startNativeGuardian(dir string, r *os.File) (int, error) {
 	})
 }
 
-// native is the native guardian's program, made once per process.
-var native struct {
-	once sync.Once
-	path string
-	err  error
+// nativeGuardian returns the path of the native guardian's program
+// (internal/guardelf), made once per process (memfdProgram).
+var nativeGuardian = sync.OnceValues(func() (string, error) {
+	img := guardelf.Image()
+	if img == nil {
+		return "", errors.New("no native guardian for this architecture")
+	}
+	return memfdProgram("corral-guardian", img)
+})
+
+// NativeInit returns the path of the native init's program
+// (internal/initelf), made once per process (memfdProgram), or an error
+// where there is none: then plain runs use the Go init too.
+func NativeInit() (string, error) {
+	if goInitOnly.Load() {
+		return "", errors.New("the Go init was asked for")
+	}
+	return nativeInit()
 }
 
-// nativeGuardian returns the path of the native guardian's program: a
-// sealed memory file holding internal/guardelf's image, kept open for the
-// life of this process and executed through /proc/self/fd.
-func nativeGuardian() (string, error) {
-	native.once.Do(func() {
-		img := guardelf.Image()
-		if img == nil {
-			native.err = errors.New("no native guardian for this architecture")
-			return
-		}
-		const flags = unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
-		fd, err := unix.MemfdCreate("corral-guardian", flags|unix.MFD_EXEC)
-		if errors.Is(err, unix.EINVAL) { // before Linux 6.3, executable is the default
-			fd, err = unix.MemfdCreate("corral-guardian", flags)
-		}
-		if err != nil {
-			native.err = fmt.Errorf("memfd: %w", err)
-			return
-		}
-		defer unix.Close(fd)
-		if n, err := unix.Write(fd, img); err != nil || n != len(img) {
-			native.err = fmt.Errorf("memfd: writing the guardian: %d of %d bytes: %v", n, len(img), err)
-			return
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
-			native.err = fmt.Errorf("memfd: sealing: %w", err)
-			return
-		}
-		// Above the descriptors a fork puts in place before it executes
-		// the path.
-		high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 10)
-		if err != nil {
-			native.err = fmt.Errorf("memfd: %w", err)
-			return
-		}
-		Keep(high)
-		native.path = "/proc/self/fd/" + strconv.Itoa(high)
-	})
-	return native.path, native.err
+var nativeInit = sync.OnceValues(func() (string, error) {
+	img := initelf.Image()
+	if img == nil {
+		return "", errors.New("no native init for this architecture")
+	}
+	return memfdProgram("corral-init", img)
+})
+
+// goInitOnly, set by tests, makes NativeInit fail: plain runs use the Go
+// init.
+var goInitOnly atomic.Bool
+
+// UseGoInitOnly makes this process's plain runs started from now on use
+// the Go init (on) or the native one again (off): for tests of the Go
+// init, which still serves sandboxed runs, enclosures, other users and
+// other architectures.
+func UseGoInitOnly(on bool) { goInitOnly.Store(on) }
+
+// memfdProgram returns the path of a program made of img: a sealed
+// memory file named name, kept open for the life of this process and
+// executed through /proc/self/fd.
+func memfdProgram(name string, img []byte) (string, error) {
+	const flags = unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
+	fd, err := unix.MemfdCreate(name, flags|unix.MFD_EXEC)
+	if errors.Is(err, unix.EINVAL) { // before Linux 6.3, executable is the default
+		fd, err = unix.MemfdCreate(name, flags)
+	}
+	if err != nil {
+		return "", fmt.Errorf("memfd: %w", err)
+	}
+	defer unix.Close(fd)
+	if n, err := unix.Write(fd, img); err != nil || n != len(img) {
+		return "", fmt.Errorf("memfd: writing %s: %d of %d bytes: %v", name, n, len(img), err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		return "", fmt.Errorf("memfd: sealing: %w", err)
+	}
+	// Above the descriptors a fork puts in place before it executes the
+	// path.
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 10)
+	if err != nil {
+		return "", fmt.Errorf("memfd: %w", err)
+	}
+	Keep(high)
+	return "/proc/self/fd/" + strconv.Itoa(high), nil
 }
 
 // devNull returns a descriptor of the null device, opened once per
