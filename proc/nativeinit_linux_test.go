@@ -2,6 +2,7 @@ package proc_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,4 +62,47 @@ func TestGoInitHoldsTheEscapeMatrix(t *testing.T) {
 	var h hiccups
 	escapeMatrix(t, &h)
 	h.verdict(t)
+}
+
+// TestNativeInitHoldsNoMemoryAcrossRuns: an idle init serves run after
+// run; each run's configuration and arguments are let go of once the
+// command has started, so that an init that served hundreds of runs is
+// no larger than one that served one.
+func TestNativeInitHoldsNoMemoryAcrossRuns(t *testing.T) {
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	initOf := func() (pid string, vm int) {
+		t.Helper()
+		res, err := proc.Run(context.Background(), &proc.Spec{
+			Args:        []string{"sh", "-c", `echo $PPID; grep VmSize /proc/$PPID/status`},
+			Env:         []string{"CORRAL_TEST_BULK=" + strings.Repeat("x", 64<<10)},
+			Containment: corral.ContainmentSubreaper,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(res.Stdout.Text()))
+		if len(f) < 3 {
+			t.Fatalf("output %q", res.Stdout.Text())
+		}
+		kb, err := strconv.Atoi(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f[0], kb
+	}
+	first, vm0 := initOf()
+	served := 0
+	for range 300 {
+		if pid, vm := initOf(); pid == first {
+			served++
+			if vm > vm0+1024 {
+				t.Fatalf("the init's VmSize grew from %d to %d kB after %d runs", vm0, vm, served)
+			}
+		}
+	}
+	if served < 100 {
+		t.Skipf("SKIP: the same idle init served only %d of 300 runs one after another", served)
+	}
 }

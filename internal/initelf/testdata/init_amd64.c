@@ -60,7 +60,7 @@ enum {
 	SYS_read = 0, SYS_write = 1, SYS_close = 3, SYS_fstat = 5, SYS_poll = 7, SYS_mmap = 9,
 	SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14, SYS_dup2 = 33, SYS_getpid = 39,
 	SYS_sendmsg = 46, SYS_recvmsg = 47, SYS_fork = 57, SYS_execve = 59, SYS_exit = 60,
-	SYS_wait4 = 61, SYS_fcntl = 72, SYS_chdir = 80, SYS_setsid = 112, SYS_prctl = 157,
+	SYS_wait4 = 61, SYS_kill = 62, SYS_munmap = 11, SYS_fcntl = 72, SYS_chdir = 80, SYS_setsid = 112, SYS_prctl = 157,
 	SYS_exit_group = 231, SYS_openat = 257, SYS_newfstatat = 262, SYS_signalfd4 = 289,
 	SYS_pipe2 = 293, SYS_pidfd_open = 434,
 };
@@ -402,7 +402,7 @@ static int freeze_kill(int root) {
 		if (seen || st->state == 'Z') continue;
 		if (signal_(st->pid, st->start, 9) == 0) killed++;
 	}
-	S2(11 /* munmap */, km, sizeof(struct killmem));
+	S2(SYS_munmap, km, sizeof(struct killmem));
 	return killed;
 }
 
@@ -429,7 +429,10 @@ struct child_args { int *fds; int share; char *dir, *path; char **argv, **envp; 
 
 static void child_main(struct child_args *a) {
 	if (!a->share) S0(SYS_setsid);
-	if (a->dir[0] && S1(SYS_chdir, a->dir) < 0) { a->err = 2; return; }
+	if (a->dir[0]) {
+		long r = S1(SYS_chdir, a->dir);
+		if (r < 0) { a->err = (int)-r; return; }
+	}
 	for (int i = 0; i < 3; i++) S2(SYS_dup2, a->fds[i], i);
 	for (u64 i = 0; i < a->nign && i < 64; i++) {
 		struct sigaction_ sa = {(void *)1 /* SIG_IGN */, 0, 0, 0};
@@ -554,6 +557,9 @@ __attribute__((used)) void cmain(long *sp) {
 		if (!cstack) cstack = (u8 *)S6(SYS_mmap, 0, 65536, 3, 0x22, -1, 0);
 		long pid = vfork_run(&ca, cstack + 65536);
 		for (int i = 0; i < 3; i++) S1(SYS_close, fds[i]);
+		/* The child has exec'd or exited: its configuration is done with. */
+		S2(SYS_munmap, cfg, size);
+		S2(SYS_munmap, mem, area);
 		if (pid < 0 || ca.err) {
 			int st2;
 			if (pid > 0) S4(SYS_wait4, pid, &st2, 0, 0);
@@ -561,10 +567,20 @@ __attribute__((used)) void cmain(long *sp) {
 			quit(0);
 		}
 		int cfd = (int)S2(SYS_pidfd_open, pid, 0x800 /* PIDFD_NONBLOCK */);
+		if (cfd < 0) {
+			S2(SYS_kill, pid, 9);
+			fail("start", -cfd, "pidfd of the command", 20);
+			quit(0);
+		}
 		int out_fds[2] = {cfd, -1};
 		int k = 1;
 		if (!sent_self) {
 			out_fds[1] = (int)S2(SYS_pidfd_open, S0(SYS_getpid), 0x800);
+			if (out_fds[1] < 0) {
+				S2(SYS_kill, pid, 9);
+				fail("start", -out_fds[1], "pidfd of the init", 17);
+				quit(0);
+			}
 			k = 2;
 		}
 		u64 start = start_time((int)pid);
