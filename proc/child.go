@@ -1,10 +1,13 @@
 package proc
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"syscall"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/mutant"
 )
 
 // child is a started main process and the containment around its tree, as
@@ -65,6 +68,34 @@ type spawnAttr struct {
 	guard     *Guard
 
 	shareGroup bool // Spec.ShareGroup
+
+	// hold waits for Spec.Hold, or fails when the Start's context ends;
+	// nil for a start that runs no command (an enclosure's holder).
+	hold func() error
+}
+
+// waitHold is called once the run is ready, just before its command
+// starts: it waits for Spec.Hold.
+func (a *spawnAttr) waitHold() error {
+	if a.hold == nil {
+		return nil
+	}
+	return a.hold()
+}
+
+// holdFor returns what waits for hold, or ctx's end.
+func holdFor(ctx context.Context, hold <-chan struct{}) func() error {
+	return func() error {
+		if hold == nil || mutant.HoldIgnored {
+			return nil
+		}
+		select {
+		case <-hold:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("proc: not started: held until the context ended: %w", ctx.Err())
+		}
+	}
 }
 
 // bindingReporter is a child that knows what ends its tree if the

@@ -32,6 +32,9 @@ func spawn(a *spawnAttr) (child, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s is not available on this system", ErrTierUnavailable, a.tier)
 	}
+	if err := a.waitHold(); err != nil {
+		return nil, err
+	}
 	// A shared group is the supervisor's session, in a group of the
 	// command's own: the group is the tree.
 	sys := &syscall.SysProcAttr{Setsid: !a.shareGroup, Setpgid: a.shareGroup}

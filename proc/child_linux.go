@@ -205,6 +205,12 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 			return nil, fmt.Errorf("%w: subreaper: %v", ErrTierUnavailable, err)
 		}
 	}
+	if err := a.waitHold(); err != nil {
+		if leaf != nil {
+			leaf.Close()
+		}
+		return nil, err
+	}
 	fds := []uintptr{a.files[0].Fd(), a.files[1].Fd(), a.files[2].Fd()}
 	pid, err := reaper.StartOwned(func() (int, error) {
 		pid, err := startProcess(a.path, a.args, &syscall.ProcAttr{Dir: a.dir, Env: a.env, Files: fds, Sys: sys})

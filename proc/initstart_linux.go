@@ -126,6 +126,10 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			}
 		}
 		c.poolKey, c.poolable = key, pooled
+		if err := a.waitHold(); err != nil {
+			c.abandonInit()
+			return nil, err
+		}
 		m, got, err := c.startRun(files)
 		if err != nil && reused && !isInitFailure(err) {
 			// The idle init died while it waited: take another.

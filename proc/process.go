@@ -199,6 +199,7 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		guard:     spec.Guard,
 
 		shareGroup: spec.ShareGroup,
+		hold:       holdFor(ctx, spec.Hold),
 	})
 	if err != nil {
 		p.closeStreams()

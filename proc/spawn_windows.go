@@ -99,6 +99,9 @@ func spawn(a *spawnAttr) (child, error) {
 		// hidden one rather than a new window.
 		flags |= windows.CREATE_NO_WINDOW
 	}
+	if err := a.waitHold(); err != nil {
+		return fail(err)
+	}
 	var pi windows.ProcessInformation
 	err = windows.CreateProcess(&app[0], &cmdline[0], nil, nil, len(inherit) > 0, flags,
 		&env[0], dir, &si.StartupInfo, &pi)

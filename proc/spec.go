@@ -151,6 +151,18 @@ type Spec struct {
 	// no device, no capability beyond GuardCapabilities. Nil runs the
 	// command unguarded. Not taken with an Enclosure.
 	Guard *Guard
+
+	// Hold, if not nil, holds the command back until it is closed. Start
+	// makes the run ready (on Linux: its tier, its cgroup leaf and
+	// guardian, or its init, which a sandbox's builds it after) and then
+	// waits for Hold before the command starts; if ctx ends first, Start
+	// returns an error wrapping ctx's and nothing ran or is left. The
+	// caller does its own set-up meanwhile, and what it set up is in
+	// place before the command's first instruction: corral run installs
+	// its signal handlers so, beside Start's work rather than before it.
+	// A held Start counts among the Starts in flight (64 at most wait
+	// for a thread at once), and Timeout starts with the command.
+	Hold <-chan struct{}
 }
 
 // Credential names the user and groups to run a command as.

@@ -60,7 +60,7 @@ func dispatch(args []string) int {
 		usage()
 		return 2
 	}
-	if name != "timeout" { // it decides each signal itself
+	if name != "timeout" && name != "run" { // they catch their own
 		cliflag.CatchStraySignals(false)
 	}
 	return c.run(args[1:])

@@ -97,6 +97,7 @@ func newRunFlags() *runFlags {
 }
 
 func runMain(args []string) int {
+	sigs := watchTreeSignals() // beside the flags and the run's set-up
 	f := newRunFlags()
 	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,7 +119,7 @@ func runMain(args []string) int {
 	}
 	ctx := f.tf.Start("run", version())
 	spec.Env = append(spec.Env, f.tf.Env()...)
-	return runSpec(ctx, spec, *f.asJSON)
+	return runSpec(ctx, sigs, spec, *f.asJSON)
 }
 
 // spec builds the run's Spec from the flags.
@@ -196,9 +197,8 @@ func runStdin(s string) (io.Reader, error) {
 }
 
 // runSpec runs spec, says the result and returns the exit status.
-func runSpec(ctx context.Context, spec *proc.Spec, asJSON bool) int {
-	sigs := watchTreeSignals()
-	defer sigs.stop()
+func runSpec(ctx context.Context, sigs *treeSignals, spec *proc.Spec, asJSON bool) int {
+	sigs.hold(spec)
 	p, err := proc.Start(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral run:", err)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral/internal/testutil"
+	"github.com/corralrun/corral/proc"
 )
 
 // strays are the signals that end a Go program with a stack dump (QUIT)
@@ -134,4 +139,88 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestRunCommandStartsOnceItsSignalsAreCaught: corral run catches its
+// signals in the background, beside its run's set-up; its command must
+// not start before all are caught. The catching is held back here: the
+// command, which prints a file the test makes only just before letting
+// it go, must not have started until then.
+func TestRunCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
+	release := make(chan struct{})
+	notifySignals = func(c chan<- os.Signal, sig ...os.Signal) {
+		<-release
+		signal.Notify(c, sig...)
+	}
+	defer func() {
+		notifySignals = signal.Notify
+		signal.Reset(treeSignalList...)
+	}()
+	dir := t.TempDir()
+	var out strings.Builder
+	spec := &proc.Spec{Args: []string{"cat", "ready"}, Dir: dir, Stdout: &out, Stderr: &out}
+	code := make(chan int, 1)
+	go func() { code <- runSpec(context.Background(), watchTreeSignals(), spec, false) }()
+	select {
+	case c := <-code:
+		t.Fatalf("corral run's command ran (exit %d: %q) while its signals were not yet caught", c, out.String())
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte("caught\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if c := <-code; c != 0 || out.String() != "caught\n" {
+		t.Fatalf("corral run's command started before its signals were caught: exit %d, output %q", c, out.String())
+	}
+}
+
+// TestTimeoutCommandStartsOnceItsSignalsAreCaught: corral timeout, too,
+// catches the signals it acts on in the background (and ignores again
+// those its caller ignored, which the command inherits); its command must
+// not start before that is done.
+func TestTimeoutCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
+	release := make(chan struct{})
+	notifySignals = func(c chan<- os.Signal, sig ...os.Signal) {
+		<-release
+		signal.Notify(c, sig...)
+	}
+	defer func() {
+		notifySignals = signal.Notify
+		for _, s := range append(signalsNamed(commonForwarded), syscall.SIGCONT, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTSTP) {
+			signal.Reset(s)
+		}
+	}()
+	dir := t.TempDir()
+	script := fmt.Sprintf("cat %s/ready > %s/out", dir, dir)
+	tr := &timeoutRun{prog: "timeout", signal: syscall.SIGTERM, command: []string{"sh", "-c", script}}
+	tr.sigs = catchTimeoutSignals(tr.signal)
+	started := make(chan int, 1)
+	go func() {
+		code, _ := tr.start()
+		started <- code
+	}()
+	select {
+	case code := <-started:
+		if tr.p != nil {
+			tr.p.Wait()
+		}
+		t.Fatalf("corral timeout's command started (status %d) while its signals were not yet caught", code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte("caught\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if code := <-started; tr.p == nil {
+		t.Fatalf("corral timeout's command did not start: status %d", code)
+	}
+	res, err := tr.p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "out"))
+	if res.ExitCode != 0 || string(out) != "caught\n" {
+		t.Fatalf("corral timeout's command started before its signals were caught: exit %d, it read %q", res.ExitCode, out)
+	}
 }

@@ -14,13 +14,15 @@ var stopSignals = cliflag.StopSignals
 // SIGTERM stop the run.
 type treeSignals struct{ c chan os.Signal }
 
+// watchTreeSignals catches the stop signals; it is no round trip here.
+// They are never let go: the process ends with the run.
 func watchTreeSignals() *treeSignals {
 	t := &treeSignals{c: make(chan os.Signal, 2)}
 	signal.Notify(t.c, stopSignals...)
 	return t
 }
 
-func (t *treeSignals) stop() { signal.Stop(t.c) }
+func (t *treeSignals) hold(*proc.Spec) {}
 
 func (t *treeSignals) follow(p *proc.Process) os.Signal {
 	select {

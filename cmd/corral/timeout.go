@@ -111,7 +111,7 @@ func (t *timeoutRun) spec(path string, args []string) *proc.Spec {
 	if grace == 0 || grace == forever {
 		grace = proc.DefaultGrace
 	}
-	return &proc.Spec{
+	spec := &proc.Spec{
 		Path:        path,
 		Args:        args,
 		Stdio:       timeoutStdio(),
@@ -122,6 +122,8 @@ func (t *timeoutRun) spec(path string, args []string) *proc.Spec {
 		Grace:       grace,
 		Label:       "timeout",
 	}
+	t.sigs.hold(spec)
+	return spec
 }
 
 // arm sets the one timer to fire after d; 0 or forever disarms it.

@@ -8,6 +8,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/mutant"
+	"github.com/corralrun/corral/proc"
 )
 
 // The signals corral timeout passes on to the tree, as GNU timeout does:
@@ -49,6 +52,7 @@ type timeoutSignals struct {
 	c              chan os.Signal
 	term           syscall.Signal
 	ignoredAtStart func(syscall.Signal) bool
+	ready          chan struct{} // closed once catchTimeoutSignals' work is done
 	rest           chan struct{} // closed once catchRest's work is done
 }
 
@@ -60,8 +64,22 @@ type timeoutSignals struct {
 // job ignores INT and QUIT; "trap ” PIPE") is neither caught nor
 // forwarded, and stays ignored for the command, as under GNU timeout; ALRM
 // and term are caught whatever.
+//
+// It does that in the background and returns at once: the command's
+// Spec.Hold is ready, closed once it is done (see watchTreeSignals).
 func catchTimeoutSignals(term syscall.Signal) *timeoutSignals {
-	ts := &timeoutSignals{c: make(chan os.Signal, 32), term: term, ignoredAtStart: startIgnoredFunc()}
+	ts := &timeoutSignals{c: make(chan os.Signal, 32), term: term, ready: make(chan struct{})}
+	go func() {
+		defer close(ts.ready)
+		ts.ignoredAtStart = startIgnoredFunc()
+		ts.catchCommon()
+	}()
+	return ts
+}
+
+// catchCommon is catchTimeoutSignals' work.
+func (ts *timeoutSignals) catchCommon() {
+	term := ts.term
 	rare := append(signalsNamed(rareForwarded), realTimeSignals()...)
 	ts.keepIgnored(rare) // before the start, so that the command inherits them
 	list := ts.keepIgnored(signalsNamed(commonForwarded))
@@ -77,8 +95,14 @@ func catchTimeoutSignals(term syscall.Signal) *timeoutSignals {
 	if ts.ignoredAtStart(unix.SIGWINCH) {
 		signal.Ignore(unix.SIGWINCH)
 	}
-	signal.Notify(ts.c, list...)
-	return ts
+	notifySignals(ts.c, list...)
+}
+
+// hold holds spec's command back until catchTimeoutSignals' work is done.
+func (ts *timeoutSignals) hold(spec *proc.Spec) {
+	if !mutant.RunUnheld {
+		spec.Hold = ts.ready
+	}
 }
 
 // keepIgnored ignores again, so that the command inherits them, the

@@ -76,26 +76,27 @@ func detect() (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	own, err := procfs.Cgroup2(os.Getpid())
-	if err != nil {
-		return nil, fmt.Errorf("reading own cgroup: %w", err)
-	}
 	// Prefer the hierarchy's top (we are root, or it is delegated to us);
-	// otherwise a subtree delegated to our own cgroup.
-	candidates := []string{filepath.Join(mount, "corral")}
-	if own != "/" {
-		candidates = append(candidates, filepath.Join(mount, own, "corral"))
-	}
+	// otherwise a subtree delegated to our own cgroup, which is read only
+	// then (a /proc read a corral command need not pay as root).
 	var errs []error
-	for _, dir := range candidates {
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			errs = append(errs, err)
-			continue
+	for i := range 2 {
+		dir := filepath.Join(mount, "corral")
+		if i == 1 {
+			own, err := procfs.Cgroup2(os.Getpid())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("reading own cgroup: %w", err))
+				break
+			}
+			if own == "/" {
+				break
+			}
+			dir = filepath.Join(mount, own, "corral")
 		}
 		// This process's own directory: making it proves we may make
 		// cgroups here.
 		owner := filepath.Join(dir, strings.TrimSuffix(OwnerPrefix(), "."))
-		if err := os.Mkdir(owner, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := makeOwner(dir, owner); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -107,6 +108,22 @@ func detect() (*Root, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("no writable cgroup v2 directory (run as root or in a delegated cgroup): %w", errors.Join(errs...))
+}
+
+// makeOwner makes owner in dir, and dir first where it is not there yet:
+// one call where an earlier corral process made dir, the usual case.
+func makeOwner(dir, owner string) error {
+	err := os.Mkdir(owner, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		err = os.Mkdir(owner, 0o755)
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // findMount returns the mount point of the cgroup v2 hierarchy: where
