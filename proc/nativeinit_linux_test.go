@@ -2,13 +2,18 @@ package proc_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corralrun/corral"
 	"github.com/corralrun/corral/internal/initelf"
+	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/shim"
+	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
 
@@ -105,4 +110,43 @@ func TestNativeInitHoldsNoMemoryAcrossRuns(t *testing.T) {
 	if served < 100 {
 		t.Skipf("SKIP: the same idle init served only %d of 300 runs one after another", served)
 	}
+}
+
+// TestNativeInitKillsABigTreeWhenItsSupervisorDies: the walk by which
+// the native init kills a tree whose supervisor died has no bound of its
+// own. The tree here is a process with 300 threads besides its main one,
+// each with a child, and 4,200 children of its main thread (until stop
+// 43 the walk read the children of at most 256 threads a process and
+// 4,096 a thread, and a tree past that kept what it did not read); every
+// one of its 4,501 processes is gone within the bound once the
+// supervisor is SIGKILLed.
+func TestNativeInitKillsABigTreeWhenItsSupervisorDies(t *testing.T) {
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIP: python3 is not installed: the big tree is a Python program's")
+	}
+	becomeSubreaper(t)
+	tag := testutil.Tag(t)
+	t.Cleanup(func() { testutil.KillTagged(tag) })
+	cmd, s := startSupervisor(t, tag, string(corral.ContainmentSubreaper)+",bigtree")
+	if s.Handle.Init == 0 {
+		t.Fatalf("no init holds the tree: %+v", s)
+	}
+	if exe, _ := os.Readlink("/proc/" + strconv.Itoa(s.Handle.Init) + "/exe"); !strings.Contains(exe, "memfd:corral-init") {
+		t.Fatalf("the tree's init is %q, not the native one", exe)
+	}
+	kids, _ := procfs.Children(cmd.Process.Pid)
+	clock := testutil.StartSchedClock()
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	// A walk of 4,501 processes reads each one's stat and children and
+	// signals it twice: allow it ten seconds of a starved machine.
+	if !testutil.Eventually(10*time.Second+clock.Waited(), func() bool { return len(testutil.Tagged(tag)) == 0 }) {
+		t.Fatalf("%d of the tree's %d processes alive %v after the supervisor's death", len(testutil.Tagged(tag)), bigTreeSize, time.Since(killed))
+	}
+	t.Logf("the tree of %d processes went %v after the supervisor's death (%v of CPU starvation)", bigTreeSize, time.Since(killed), clock.Waited())
+	orphansReaped(t, kids)
 }

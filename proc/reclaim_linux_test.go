@@ -28,13 +28,41 @@ import (
 // tree, prints its handle and the pid of its guardian (0 if none), and
 // waits to be killed. Its value is the tier, followed by ",sandbox" or
 // ",enclosure" for a sandboxed run, ",goguardian" for a plain run guarded
-// by the Go guardian where the native one would run, ",exit" or
-// ",detach" (see exitingSupervisor, detachingSupervisor).
+// by the Go guardian where the native one would run, ",bigtree" for
+// bigTreeScript's tree, ",exit" or ",detach" (see exitingSupervisor,
+// detachingSupervisor).
 const supervisorEnv = "CORRAL_PROC_TEST_SUPERVISOR"
 
 // supervisorScript leaves a background job, a setsid escapee, a double
 // fork and a daemon that clears its environment (tagged in its argv).
 const supervisorScript = `sleep 600 & setsid sleep 600 & (sleep 600 &); setsid -f env -i bash -c 'exec 0<&- 1>&- 2>&-; (exec -a TAG-daemon sleep 600 &)'; echo up; sleep 600`
+
+// bigTreeScript is a shell that starts 4,200 sleeps in the background
+// and becomes a Python program that starts 300 threads besides its main
+// one, each with a child (a copy of it that sleeps): one process whose
+// main thread has 4,200 children and 300 threads with one each, 4,501
+// processes in all, up once it prints "up".
+const bigTreeScript = `i=0; while [ $i -lt 4200 ]; do sleep 600 & i=$((i+1)); done; exec python3 -c '
+import os, threading, time, warnings
+warnings.simplefilter("ignore")
+def hold():
+    while True:
+        time.sleep(600)
+ready = threading.Barrier(301)
+def thread():
+    if os.fork() == 0:
+        hold()
+    ready.wait()
+    hold()
+for _ in range(300):
+    threading.Thread(target=thread, daemon=True).start()
+ready.wait()
+print("up", flush=True)
+hold()
+'`
+
+// bigTreeSize is how many processes bigTreeScript makes.
+const bigTreeSize = 1 + 300 + 4200
 
 // supervised is what a test supervisor prints.
 type supervised struct {
@@ -69,6 +97,8 @@ func init() {
 		Containment: corral.Containment(tier),
 	}
 	switch variant {
+	case "bigtree":
+		spec.Args = []string{"sh", "-c", bigTreeScript}
 	case "sandbox":
 		spec.Sandbox = corral.Sandbox{Mode: corral.SandboxReadOnly}
 	case "enclosure":
@@ -174,14 +204,21 @@ func startSupervisor(t *testing.T, tag, how string) (*exec.Cmd, supervised) {
 	// steps on the daemon's way (setsid, env, its bash) are tagged too, in
 	// their arguments, and counting them could end the wait before the
 	// daemon runs.
+	want := map[string]int{"sleep": 5}
+	if strings.HasSuffix(how, ",bigtree") {
+		want = map[string]int{"sleep": bigTreeSize - 301, "python3": 301}
+	}
 	testutil.WaitFor(t, 20*time.Second, "the supervisor's tree to be up", func() bool {
-		sleeps := 0
+		n := map[string]int{}
 		for _, st := range testutil.Tagged(tag) {
-			if st.Comm == "sleep" {
-				sleeps++
+			n[st.Comm]++
+		}
+		for comm, w := range want {
+			if n[comm] < w {
+				return false
 			}
 		}
-		return sleeps >= 5
+		return true
 	})
 	return cmd, s
 }

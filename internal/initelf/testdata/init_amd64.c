@@ -283,85 +283,71 @@ static int read_stat(int pid, struct pst *o) {
 	return o->start ? 0 : -1;
 }
 
-/* children appends the children of pid (of each of its threads) to out. */
-static int children(int pid, int threads, int *out, int have, int max) {
+/* PID_LIMIT is the kernel's ceiling on pids on 64-bit (PID_MAX_LIMIT): every pid is below it. */
+#define PID_LIMIT (1 << 22)
+
+/* killmem is what a kill walk keeps, in one mapping made for it (reserved, not committed: a walk touches
+ * the pages of the pids it meets). */
+struct qent { int pid, parent; };
+struct sref { u64 start; int pid, pad; };
+struct killmem {
+	u64 stopped_at[PID_LIMIT];      /* the start time of the process this walk stopped with this pid, or 0 */
+	u8 seen[PID_LIMIT];             /* the pass that last listed this pid */
+	struct qent queue[PID_LIMIT];   /* one pass's processes, breadth first */
+	struct sref stopped[PID_LIMIT]; /* every process this walk stopped */
+};
+
+/* enqueue_children appends to km's queue the children of pid, read from the children file of each of
+ * its threads (threads of them, from its stat: 1 reads the main thread's alone). */
+static void enqueue_children(struct killmem *km, int pid, int threads, int *nq) {
 	char path[64] = "/proc/";
 	int base = 6 + itoa_(pid, path + 6);
 	memcpy_(path + base, "/task/", 6);
 	base += 6;
-	int tids[256], nt = 0;
-	if (threads <= 1) {
-		tids[nt++] = pid;
-	} else {
+	long dfd = -1;
+	if (threads > 1) {
 		path[base] = 0;
-		long dfd = S4(SYS_openat, -100, path, 0x80000 | 0x10000 /* O_DIRECTORY */, 0);
-		if (dfd < 0) return have;
-		u8 db[4096];
-		for (;;) {
-			long n = S3(SYS_getdents64, dfd, db, sizeof db);
-			if (n <= 0) break;
-			for (long off = 0; off < n;) {
-				unsigned short reclen = *(unsigned short *)(db + off + 16);
-				char *name = (char *)db + off + 19;
-				if (name[0] >= '0' && name[0] <= '9' && nt < 256) {
-					int t = 0;
-					for (char *q = name; *q; q++) t = t * 10 + (*q - '0');
-					tids[nt++] = t;
-				}
-				off += reclen;
-			}
-		}
-		S1(SYS_close, dfd);
+		dfd = S4(SYS_openat, -100, path, 0x80000 | 0x10000 /* O_DIRECTORY */, 0);
+		if (dfd < 0) return;
 	}
-	for (int i = 0; i < nt; i++) {
-		int k = base + itoa_(tids[i], path + base);
+	u8 db[4096];
+	long dn = 0, off = 0;
+	for (;;) {
+		int tid = pid;
+		if (dfd >= 0) {
+			/* The next thread of the directory. */
+			if (off >= dn) {
+				dn = S3(SYS_getdents64, dfd, db, sizeof db);
+				off = 0;
+				if (dn <= 0) break;
+			}
+			unsigned short reclen = *(unsigned short *)(db + off + 16);
+			char *name = (char *)db + off + 19;
+			off += reclen;
+			if (name[0] < '0' || name[0] > '9') continue;
+			tid = 0;
+			for (char *q = name; *q; q++) tid = tid * 10 + (*q - '0');
+		}
+		int k = base + itoa_(tid, path + base);
 		memcpy_(path + k, "/children", 10);
 		long fd = S4(SYS_openat, -100, path, 0x80000, 0);
-		if (fd < 0) continue;
-		char b[4096];
-		int v = 0, in = 0;
-		for (;;) {
-			long n = S3(SYS_read, fd, b, sizeof b);
-			if (n <= 0) break;
-			for (long j = 0; j < n; j++) {
-				if (b[j] >= '0' && b[j] <= '9') { v = v * 10 + (b[j] - '0'); in = 1; }
-				else if (in) { if (have < max) out[have++] = v; v = 0; in = 0; }
+		if (fd >= 0) {
+			char b[4096];
+			int v = 0, in = 0;
+			for (;;) {
+				long n = S3(SYS_read, fd, b, sizeof b);
+				if (n <= 0) break;
+				for (long j = 0; j < n; j++) {
+					if (b[j] >= '0' && b[j] <= '9') { v = v * 10 + (b[j] - '0'); in = 1; }
+					else if (in) { if (*nq < PID_LIMIT) km->queue[(*nq)++] = (struct qent){v, pid}; v = 0; in = 0; }
+				}
 			}
+			if (in && *nq < PID_LIMIT) km->queue[(*nq)++] = (struct qent){v, pid};
+			S1(SYS_close, fd);
 		}
-		if (in && have < max) out[have++] = v;
-		S1(SYS_close, fd);
+		if (dfd < 0) break;
 	}
-	return have;
-}
-
-#define MAXP 32768
-struct killmem { struct pst list[MAXP]; int queue[MAXP]; struct pst stopped[MAXP]; };
-
-/* descendants lists every process below root, with its stat. */
-static int descendants(struct killmem *km, int root, struct pst *out, int max) {
-	int nq = 0, n = 0, qi = 0;
-	km->queue[nq++] = root;
-	int threads_of_root = 1;
-	while (qi < nq && n < max) {
-		int p = km->queue[qi++];
-		int th = threads_of_root;
-		if (p != root) {
-			th = 1;
-			for (int i = 0; i < n; i++) if (out[i].pid == p) { th = out[i].threads; break; }
-		}
-		int kids[4096];
-		int nk = children(p, th, kids, 0, 4096);
-		for (int i = 0; i < nk && n < max; i++) {
-			struct pst st;
-			if (read_stat(kids[i], &st) < 0 || st.ppid != p) continue;
-			int dup = 0;
-			for (int j = 0; j < n; j++) if (out[j].pid == st.pid) { dup = 1; break; }
-			if (dup) continue;
-			out[n++] = st;
-			if (nq < MAXP) km->queue[nq++] = st.pid;
-		}
-	}
-	return n;
+	if (dfd >= 0) S1(SYS_close, dfd);
 }
 
 /* signal_ sends sig to pid through a pidfd, if pid is still the process that started at start. */
@@ -375,32 +361,55 @@ static int signal_(int pid, u64 start, int sig) {
 	return r == 0 ? 0 : -1;
 }
 
-static int freeze_kill(int root) {
-	struct killmem *km = (struct killmem *)S6(SYS_mmap, 0, sizeof(struct killmem), 3, 0x22, -1, 0);
-	if ((long)km < 0) return 0;
-	int ns = 0;
-	for (int round = 0; round < 64; round++) {
-		int n = descendants(km, root, km->list, MAXP), fresh = 0;
-		for (int i = 0; i < n; i++) {
-			struct pst *st = &km->list[i];
-			if (st->state == 'Z') continue;
-			int seen = 0;
-			for (int j = 0; j < ns; j++) if (km->stopped[j].pid == st->pid && km->stopped[j].start == st->start) { seen = 1; break; }
-			if (seen) continue;
-			if (signal_(st->pid, st->start, 19 /* SIGSTOP */) == 0 && ns < MAXP) { km->stopped[ns++] = *st; fresh++; }
+/* walk makes one pass over every process below root, breadth first, each pid once (a child whose stat
+ * names another parent, reparented since it was listed, is met again under its new parent). A freezing
+ * pass stops with SIGSTOP each live process the walk has not stopped yet and records it in km->stopped
+ * (ns of them); a killing pass SIGKILLs each live process it has neither stopped nor killed. It returns
+ * how many it acted on. Nothing bounds the tree but the kernel's own limit on pids. */
+static int walk(struct killmem *km, int root, u8 pass, int kill, int *ns) {
+	int nq = 0, qi = 0, acted = 0;
+	enqueue_children(km, root, 1, &nq);
+	while (qi < nq) {
+		struct qent e = km->queue[qi++];
+		if (e.pid <= 0 || e.pid >= PID_LIMIT || km->seen[e.pid] == pass) continue;
+		struct pst st;
+		if (read_stat(e.pid, &st) < 0 || st.ppid != e.parent) continue;
+		km->seen[e.pid] = pass;
+		if (st.state == 'Z') continue; /* a zombie has no children: they were handed on */
+		if (km->stopped_at[e.pid] != st.start) {
+			if (kill) {
+				if (signal_(e.pid, st.start, 9 /* SIGKILL */) == 0) {
+					km->stopped_at[e.pid] = st.start; /* dying: not killed twice */
+					acted++;
+				}
+			} else if (*ns < PID_LIMIT && signal_(e.pid, st.start, 19 /* SIGSTOP */) == 0) {
+				km->stopped_at[e.pid] = st.start;
+				km->stopped[(*ns)++] = (struct sref){st.start, e.pid, 0};
+				acted++;
+			}
 		}
-		if (!fresh) break;
+		enqueue_children(km, e.pid, st.threads, &nq);
 	}
-	int killed = 0;
+	return acted;
+}
+
+/* freeze_kill stops the whole tree below root (passes until one stops nothing new: a stopped process
+ * forks no more), kills every process it stopped, then kills in passes whatever is still alive below
+ * root until a pass finds nothing (what raced the freeze, and what killed parents handed on); it
+ * returns how many it killed. */
+static int freeze_kill(int root) {
+	struct killmem *km = (struct killmem *)S6(SYS_mmap, 0, sizeof(struct killmem), 3, 0x4022 /* MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE */, -1, 0);
+	if ((long)km < 0) return 0;
+	int ns = 0, killed = 0;
+	u8 pass = 0;
+	while (pass < 64)
+		if (!walk(km, root, ++pass, 0, &ns)) break;
 	for (int j = 0; j < ns; j++)
-		if (signal_(km->stopped[j].pid, km->stopped[j].start, 9) == 0) killed++;
-	int n = descendants(km, root, km->list, MAXP);
-	for (int i = 0; i < n; i++) {
-		struct pst *st = &km->list[i];
-		int seen = 0;
-		for (int j = 0; j < ns; j++) if (km->stopped[j].pid == st->pid && km->stopped[j].start == st->start) { seen = 1; break; }
-		if (seen || st->state == 'Z') continue;
-		if (signal_(st->pid, st->start, 9) == 0) killed++;
+		if (signal_(km->stopped[j].pid, km->stopped[j].start, 9 /* SIGKILL */) == 0) killed++;
+	for (u8 end = pass + 64; pass < end;) {
+		int n = walk(km, root, ++pass, 1, &ns);
+		killed += n;
+		if (!n) break;
 	}
 	S2(SYS_munmap, km, sizeof(struct killmem));
 	return killed;
