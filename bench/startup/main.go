@@ -17,6 +17,10 @@
 // the reaped process used (its own and its waited children's, not a
 // helper that outlives it, such as the cgroup tier's guardian).
 //
+// -alive N leaves N supervisors running (this build's corral run --
+// sleep 3600) while the rows are measured, as on a machine that runs many
+// agents: what a corral command's start does per supervisor alive shows.
+//
 // corral is built with its companions (corral-client, corral-mcp, corral-serve, corral-shim) beside
 // it, as CGO_ENABLED=0 go install ./cmd/... installs them (README); the
 // "cgo build" rows are the same source built with cgo on (the default
@@ -31,6 +35,7 @@
 //
 //	go run ./bench/startup                  # 150 runs of each
 //	go run ./bench/startup -n 300 -before /tmp/old/corral   # corral-shim beside it, if built
+//	go run ./bench/startup -alive 300 -before /tmp/old/corral  # beside 300 supervisors left running
 package main
 
 import (
@@ -86,6 +91,7 @@ func main() {
 func main() {
 	n := flag.Int("n", 150, "runs of each command")
 	before := flag.String("before", "", "another corral binary to measure beside this one (alone in its directory)")
+	alive := flag.Int("alive", 0, "supervisors left running while the rows are measured, as on a machine running many agents: this build's `corral run -- sleep 3600`, each with its guardian and its cgroup directory")
 	flag.Parse()
 	dir := benchutil.TempDir("", "corral-bench-startup-")
 	defer os.RemoveAll(dir)
@@ -154,6 +160,8 @@ func main() {
 	benchutil.Settle(settled...)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	benchutil.Check(err)
+	held := holdSupervisors(corral, *alive, null)
+	defer stopSupervisors(held)
 	for _, r := range rows { // warm the page cache
 		for range 5 {
 			_, _, err := runOnce(r.argv, null)
@@ -172,7 +180,11 @@ func main() {
 			r.wall, r.cpu = append(r.wall, wall), append(r.cpu, cpu)
 		}
 	}
-	fmt.Printf("%d runs of each, interleaved\n\n", *n)
+	fmt.Printf("%d runs of each, interleaved", *n)
+	if *alive > 0 {
+		fmt.Printf(", beside %d supervisors left running (corral run -- sleep 3600)", *alive)
+	}
+	fmt.Printf("\n\n")
 	fmt.Printf("| %-60s | %9s | %9s | %9s | %9s | %-28s | %7s |\n", "command", "p10", "median", "p90", "CPU", "peer (median)", "ratio")
 	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(62), dashes(11), dashes(11), dashes(11), dashes(11), dashes(30), dashes(9))
 	for _, r := range rows {
@@ -213,6 +225,62 @@ func runOnce(argv []string, null *os.File) (time.Duration, time.Duration, error)
 	}
 	reapStrays()
 	return wall, cpu, err
+}
+
+// holdSupervisors starts n of corral's `corral run -- sleep 3600` and
+// waits until each runs its sleep (its child, or its init's); it returns
+// their pids. Each gets SIGTERM when this program ends (its parent-death
+// signal), if it has not ended them itself.
+func holdSupervisors(corral string, n int, null *os.File) []int {
+	var pids []int
+	for range n {
+		pid, err := syscall.ForkExec(corral, []string{corral, "run", "--", "sleep", "3600"}, &syscall.ProcAttr{
+			Env:   os.Environ(),
+			Files: []uintptr{null.Fd(), null.Fd(), null.Fd()},
+			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}, // ended with this program, however it ends
+		})
+		benchutil.Check(err)
+		pids = append(pids, pid)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, pid := range pids {
+		for !hasChildren(pid) {
+			if time.Now().After(deadline) {
+				stopSupervisors(pids)
+				benchutil.Check(fmt.Errorf("the %d supervisors to hold were not all running within a minute", n))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return pids
+}
+
+// hasChildren reports whether pid has a child: any of its threads may
+// have forked it.
+func hasChildren(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		if kids, _ := os.ReadFile(f); len(strings.TrimSpace(string(kids))) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stopSupervisors ends holdSupervisors' supervisors with SIGTERM (each
+// takes its tree down) and reaps them.
+func stopSupervisors(pids []int) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for _, pid := range pids {
+		var ws syscall.WaitStatus
+		for {
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+				break
+			}
+		}
+	}
 }
 
 // reapStrays reaps the zombies left to this process (bubblewrap's own

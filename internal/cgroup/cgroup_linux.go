@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/internal/procfs"
 )
 
@@ -561,22 +563,44 @@ func ownerPrefix() string {
 	return strconv.Itoa(st.Pid) + "." + strconv.FormatUint(st.Start, 10) + "."
 }
 
+// sweepAtMost bounds the directories one sweep looks at. Each is a read
+// of /proc, and every corral process sweeps once, at its first cgroup-tier
+// run: with 300 supervisors alive on the machine, a `corral run` that
+// looked at every one took 12.5 ms instead of 4.8. A sweep looks at this
+// many, from a place chosen at random, so that what a dead supervisor
+// left goes within a few starts whatever the number alive.
+const sweepAtMost = 16
+
 // sweep removes what supervisors that are gone left empty: their
 // directories and the leaves in them, and the leaves they detached whose
-// processes have all ended. A leaf that still holds processes, and what a
-// live supervisor made, are left alone.
+// processes have all ended, among sweepAtMost of the directories. A leaf
+// that still holds processes, and what a live supervisor made, are left
+// alone.
 func (r *Root) sweep() {
-	ents, err := os.ReadDir(r.Dir)
+	f, err := os.Open(r.Dir)
 	if err != nil {
 		return
 	}
+	ents, _ := f.ReadDir(-1) // in the directory's order: nothing to sort
+	f.Close()
+	var dirs []string
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
 		}
-		name := e.Name()
-		if n, ok := parseLeafName(name); ok {
-			if !alive(n.pid, n.start) {
+	}
+	n := min(len(dirs), sweepAtMost)
+	if mutant.SweepUnbounded {
+		n = len(dirs)
+	}
+	first := 0
+	if len(dirs) > 0 {
+		first = rand.IntN(len(dirs))
+	}
+	for i := range n {
+		name := dirs[(first+i)%len(dirs)]
+		if l, ok := parseLeafName(name); ok {
+			if !alive(l.pid, l.start) {
 				_ = unix.Rmdir(filepath.Join(r.Dir, name)) // fails harmlessly if populated
 			}
 			continue

@@ -260,7 +260,11 @@ func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	root.sweep()
+	// A sweep looks at sweepAtMost directories, from a random place; the
+	// machine's other supervisors may be more: sweep until they are gone.
+	for i := 0; i < sweepsEnough(root) && !allGone(made); i++ {
+		root.sweep()
+	}
 	for _, d := range made {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("%s left by a dead supervisor is still there: %v", d, err)
@@ -269,6 +273,76 @@ func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 	if _, err := os.Stat(live.Path); err != nil {
 		t.Errorf("a live supervisor's leaf was swept: %v", err)
 	}
+}
+
+// sweepsEnough is how many sweeps clear what dead supervisors left among
+// the directories there are now, with room to spare: each looks at
+// sweepAtMost of them from a random place.
+func sweepsEnough(root *Root) int {
+	ents, _ := os.ReadDir(root.Dir)
+	return 50 + 20*len(ents)/sweepAtMost
+}
+
+// allGone reports whether none of dirs is there any more.
+func allGone(dirs []string) bool {
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSweepLooksAtABoundedNumberOfDirectories: a sweep looks at
+// sweepAtMost directories of the corral-owned directory at most (each is
+// a read of /proc), however many supervisors are alive on the machine or
+// left theirs behind; what dead supervisors left still goes within a few
+// sweeps.
+func TestSweepLooksAtABoundedNumberOfDirectories(t *testing.T) {
+	root := rootOrSkip(t)
+	gone := exec.Command("true")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := procfs.ReadStat(gone.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Wait()
+	var made []string
+	for i := range 3 * sweepAtMost {
+		d := filepath.Join(root.Dir, fmt.Sprintf("%d.%d", st.Pid, st.Start+uint64(i)))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, d)
+	}
+	t.Cleanup(func() {
+		for _, d := range made {
+			unix.Rmdir(d)
+		}
+	})
+	left := func() int {
+		n := 0
+		for _, d := range made {
+			if _, err := os.Stat(d); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	root.sweep()
+	if removed := len(made) - left(); removed > sweepAtMost {
+		t.Fatalf("one sweep removed %d directories of dead supervisors: it looked at more than %d", removed, sweepAtMost)
+	}
+	sweeps, enough := 1, sweepsEnough(root)
+	for ; sweeps < enough && left() > 0; sweeps++ {
+		root.sweep()
+	}
+	if n := left(); n > 0 {
+		t.Fatalf("%d of %d directories of dead supervisors left after %d sweeps", n, len(made), sweeps)
+	}
+	t.Logf("%d directories of dead supervisors gone after %d sweeps", len(made), sweeps)
 }
 
 // TestFindMountAgreesWithMountinfo: the statfs shortcut finds the mount
