@@ -141,21 +141,32 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// holdNotify holds back the catching of signals (notifySignals) until the
+// returned channel is closed, and when t ends gives this process back the
+// default action of every signal run and timeout catch.
+func holdNotify(t *testing.T) chan struct{} {
+	release := make(chan struct{})
+	notifySignals = func(c chan<- os.Signal, sig ...os.Signal) {
+		<-release
+		signal.Notify(c, sig...)
+	}
+	t.Cleanup(func() {
+		notifySignals = signal.Notify
+		signal.Reset(treeSignalList...)
+		for _, s := range append(signalsNamed(commonForwarded), syscall.SIGCONT, syscall.SIGTTIN, syscall.SIGTTOU) {
+			signal.Reset(s)
+		}
+	})
+	return release
+}
+
 // TestRunCommandStartsOnceItsSignalsAreCaught: corral run catches its
 // signals in the background, beside its run's set-up; its command must
 // not start before all are caught. The catching is held back here: the
 // command, which prints a file the test makes only just before letting
 // it go, must not have started until then.
 func TestRunCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
-	release := make(chan struct{})
-	notifySignals = func(c chan<- os.Signal, sig ...os.Signal) {
-		<-release
-		signal.Notify(c, sig...)
-	}
-	defer func() {
-		notifySignals = signal.Notify
-		signal.Reset(treeSignalList...)
-	}()
+	release := holdNotify(t)
 	dir := t.TempDir()
 	var out strings.Builder
 	spec := &proc.Spec{Args: []string{"cat", "ready"}, Dir: dir, Stdout: &out, Stderr: &out}
@@ -180,17 +191,7 @@ func TestRunCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
 // those its caller ignored, which the command inherits); its command must
 // not start before that is done.
 func TestTimeoutCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
-	release := make(chan struct{})
-	notifySignals = func(c chan<- os.Signal, sig ...os.Signal) {
-		<-release
-		signal.Notify(c, sig...)
-	}
-	defer func() {
-		notifySignals = signal.Notify
-		for _, s := range append(signalsNamed(commonForwarded), syscall.SIGCONT, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTSTP) {
-			signal.Reset(s)
-		}
-	}()
+	release := holdNotify(t)
 	dir := t.TempDir()
 	script := fmt.Sprintf("cat %s/ready > %s/out", dir, dir)
 	tr := &timeoutRun{prog: "timeout", signal: syscall.SIGTERM, command: []string{"sh", "-c", script}}

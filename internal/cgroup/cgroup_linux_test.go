@@ -233,15 +233,7 @@ func TestMoveOutTakesALeafOutOfItsOwnersReach(t *testing.T) {
 // removed by the next process's sweep; a live supervisor's are not.
 func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 	root := rootOrSkip(t)
-	gone := exec.Command("true")
-	if err := gone.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := procfs.ReadStat(gone.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone.Wait()
+	st := goneProcess(t)
 	dead := fmt.Sprintf("%d.%d", st.Pid, st.Start)
 	made := []string{
 		filepath.Join(root.Dir, dead),
@@ -275,6 +267,22 @@ func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 	}
 }
 
+// goneProcess returns the stat of a process that has ended: what a dead
+// supervisor's directory is named for.
+func goneProcess(t *testing.T) procfs.Stat {
+	t.Helper()
+	gone := exec.Command("true")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := procfs.ReadStat(gone.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Wait()
+	return st
+}
+
 // sweepsEnough is how many sweeps clear what dead supervisors left among
 // the directories there are now, with room to spare: each looks at
 // sweepAtMost of them from a random place.
@@ -300,15 +308,7 @@ func allGone(dirs []string) bool {
 // sweeps.
 func TestSweepLooksAtABoundedNumberOfDirectories(t *testing.T) {
 	root := rootOrSkip(t)
-	gone := exec.Command("true")
-	if err := gone.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := procfs.ReadStat(gone.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone.Wait()
+	st := goneProcess(t)
 	var made []string
 	for i := range 3 * sweepAtMost {
 		d := filepath.Join(root.Dir, fmt.Sprintf("%d.%d", st.Pid, st.Start+uint64(i)))
