@@ -158,7 +158,11 @@ func escapeMatrix(t *testing.T, h *hiccups) {
 						bound -= sc.timeout
 					}
 					if elapsed > bound {
-						t.Errorf("returned after %v, bound %v (%v of it CPU starvation)", elapsed, bound, clock.Waited())
+						// Where it went: Start (until the command ran), the
+						// run, or after the run (Result.Duration ends at
+						// the return).
+						t.Errorf("returned after %v, bound %v (%v of it CPU starvation); the command started %v after Run was called and the run lasted %v",
+							elapsed, bound, clock.Waited(), res.Start.Sub(start), res.Duration)
 					}
 					h.check(t, res, grace)
 					if res.Containment != tier {
