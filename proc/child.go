@@ -69,32 +69,21 @@ type spawnAttr struct {
 
 	shareGroup bool // Spec.ShareGroup
 
-	// hold waits for Spec.Hold, or fails when the Start's context ends;
-	// nil for a start that runs no command (an enclosure's holder).
-	hold func() error
+	hold    <-chan struct{} // Spec.Hold
+	holdCtx context.Context // the Start's: ends a hold
 }
 
 // waitHold is called once the run is ready, just before its command
-// starts: it waits for Spec.Hold.
+// starts: it waits for Spec.Hold, or fails when the Start's context ends.
 func (a *spawnAttr) waitHold() error {
-	if a.hold == nil {
+	if a.hold == nil || mutant.HoldIgnored {
 		return nil
 	}
-	return a.hold()
-}
-
-// holdFor returns what waits for hold, or ctx's end.
-func holdFor(ctx context.Context, hold <-chan struct{}) func() error {
-	return func() error {
-		if hold == nil || mutant.HoldIgnored {
-			return nil
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("proc: not started: held until the context ended: %w", ctx.Err())
-		}
+	select {
+	case <-a.hold:
+		return nil
+	case <-a.holdCtx.Done():
+		return fmt.Errorf("proc: not started: held until the context ended: %w", a.holdCtx.Err())
 	}
 }
 

@@ -199,7 +199,8 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 		guard:     spec.Guard,
 
 		shareGroup: spec.ShareGroup,
-		hold:       holdFor(ctx, spec.Hold),
+		hold:       spec.Hold,
+		holdCtx:    ctx,
 	})
 	if err != nil {
 		p.closeStreams()
