@@ -137,6 +137,10 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	if err != nil {
 		return nil, b.startError(err)
 	}
+	if ia.leaf != nil {
+		root, _ := cgroup.Detect()
+		root.Sweep() // while the command runs: nothing waits for it
+	}
 	return c, nil
 }
 
@@ -181,8 +185,9 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 		}
 	}
 	var leaf *cgroup.Leaf
+	var root *cgroup.Root
 	if tier == corral.ContainmentCgroup {
-		root, _ := cgroup.Detect()
+		root, _ = cgroup.Detect()
 		leaf, err = root.NewLeaf(a.label)
 		if err != nil {
 			return nil, err
@@ -267,6 +272,9 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 	}
 	c.unclaim = reaper.Register(c.tree.claim)
 	go c.waitExit()
+	if root != nil {
+		root.Sweep() // while the command runs: nothing waits for it
+	}
 	return c, nil
 }
 

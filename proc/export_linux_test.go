@@ -1,6 +1,9 @@
 package proc
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // SweepBoxTmps is sweepBoxTmps, for the tests of proc_test.
 var SweepBoxTmps = sweepBoxTmps
@@ -13,6 +16,18 @@ const MaxLockedClocks = maxLockedClocks
 // the last call, and starts the count again from those locked now.
 func LockedClocksPeak() int64 {
 	return lockedPeak.Swap(lockedNow.Load())
+}
+
+// TookThread reports whether p's run locked corral's own clock, a thread
+// of its own, at some time.
+func TookThread(p *Process) bool { return p.clock.took }
+
+// SetDrainSettle sets how long a drain shorter than a second waits for
+// the pipes on the runtime before it locks corral's own clock, and returns
+// what puts it back.
+func SetDrainSettle(d time.Duration) (restore func()) {
+	old := drainSettle.Swap(int64(d))
+	return func() { drainSettle.Store(old) }
 }
 
 // LeanStarts counts the starts made from the lean thread.

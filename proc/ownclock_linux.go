@@ -21,6 +21,7 @@ import (
 // output stream's end).
 type ownClock struct {
 	locked  bool
+	took    bool // locked at some time in this run
 	tid     int
 	samples [8]clockSample // the latest, in a ring
 	n       int
@@ -92,7 +93,7 @@ func (c *ownClock) lock() {
 		}
 	}
 	runtime.LockOSThread()
-	c.locked, c.tid = true, unix.Gettid()
+	c.locked, c.took, c.tid = true, true, unix.Gettid()
 	for n := lockedNow.Add(1); ; {
 		peak := lockedPeak.Load()
 		if n <= peak || lockedPeak.CompareAndSwap(peak, n) {

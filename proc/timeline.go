@@ -9,11 +9,12 @@ import "time"
 // Corral's own clock is the wall clock less the time the machine withheld
 // a CPU from corral: from the moment it starts to end a run (a second
 // before a timeout, at Stop or the context's end; for a main process that
-// exited, a second before the drain's deadline, or when leftovers are
-// found), the supervising goroutine keeps one OS thread, waits on it in
-// the kernel (the deadline, the grace, the drain: no timer of the Go
-// runtime in between), and reads that thread's run-queue wait from
-// /proc/self/task/TID/schedstat. An action due at D and taken at A is
+// exited, a second before the drain's deadline, or, for a shorter drain,
+// once its pipes had half of it, up to 2 ms, to end on their own; or
+// when leftovers are found), the supervising goroutine keeps one OS
+// thread, waits on it in the kernel (the deadline, the grace, the drain:
+// no timer of the Go runtime in between), and reads that thread's
+// run-queue wait from /proc/self/task/TID/schedstat. An action due at D and taken at A is
 // Late by (A - D) less the run-queue wait of that thread between D and A:
 // what corral's code spent (computing, waiting on a lock, sleeping)
 // counts, what the scheduler kept it waiting for a CPU does not. The

@@ -56,6 +56,8 @@ type Root struct {
 	// Controllers lists the controllers enabled for leaves (such as "pids",
 	// "memory"); limits need them.
 	Controllers []string
+
+	swept sync.Once
 }
 
 var (
@@ -106,7 +108,6 @@ func detect() (*Root, error) {
 		_, err := os.Stat(filepath.Join(dir, "cgroup.kill"))
 		r.CanKill = err == nil
 		r.Controllers = enableControllers(mount, owner)
-		r.sweep()
 		return r, nil
 	}
 	return nil, fmt.Errorf("no writable cgroup v2 directory (run as root or in a delegated cgroup): %w", errors.Join(errs...))
@@ -570,6 +571,16 @@ func ownerPrefix() string {
 // many, from a place chosen at random, so that what a dead supervisor
 // left goes within a few starts whatever the number alive.
 const sweepAtMost = 16
+
+// Sweep removes what supervisors that are gone left behind (see sweep),
+// once per process: later calls return at once. Detect does not: the
+// sweep is housekeeping no run waits for, made (by proc) once the first
+// cgroup-tier run's command has started, while it runs.
+func (r *Root) Sweep() {
+	if !mutant.SweepSkipped {
+		r.swept.Do(r.sweep)
+	}
+}
 
 // sweep removes what supervisors that are gone left empty: their
 // directories and the leaves in them, and the leaves they detached whose

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralrun/corral/internal/cgroup"
+	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/testutil"
+)
+
+// TestRunSweepsWhatADeadSupervisorLeft: a supervisor that is gone (its
+// guardian too, so that nothing removed its cgroup directory) leaves the
+// directory and an empty leaf in it; the corral commands that start after
+// it remove them, each looking at a few directories from a random place,
+// after its own command has started. A sweep that no longer happened (it
+// left Detect for the run's start) would leave them for good.
+func TestRunSweepsWhatADeadSupervisorLeft(t *testing.T) {
+	root, err := cgroup.Detect()
+	if err != nil {
+		t.Skipf("SKIP: the cgroup tier is not available here: %v", err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := procfs.ReadStat(gone.Process.Pid)
+	gone.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(root.Dir, strconv.Itoa(st.Pid)+"."+strconv.FormatUint(st.Start, 10))
+	for _, d := range []string{dead, filepath.Join(dead, "1-run")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		unix.Rmdir(filepath.Join(dead, "1-run"))
+		unix.Rmdir(dead)
+	})
+	// Each sweep looks at 16 directories from a random place: enough
+	// commands to have looked at every one many times over.
+	ents, _ := os.ReadDir(root.Dir)
+	runs := 50 + 20*len(ents)/16
+	tag := testutil.Tag(t)
+	for i := range runs {
+		if _, err := os.Stat(dead); os.IsNotExist(err) {
+			t.Logf("gone after %d corral commands (%d directories beside it)", i, len(ents))
+			return
+		}
+		if out, _, code, _ := corralRun(t, tag, "--containment", "cgroup", "--", "true"); code != 0 {
+			t.Fatalf("corral run: exit %d: %s", code, out)
+		}
+	}
+	t.Fatalf("%s, left by a dead supervisor, is still there after %d corral commands", dead, runs)
+}
