@@ -1,0 +1,64 @@
+package proc_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/shim"
+	"github.com/corralrun/corral/internal/testutil"
+	"github.com/corralrun/corral/proc"
+)
+
+// TestInitDropsTheSignalsItsCommandSendsIt: only corral ends a run's init.
+// A command that sends its parent, the init, every signal whose default
+// would end or stop a process (a shell's `kill $PPID`) runs on: the native init,
+// the Go init of a plain run and the Go init that builds a sandbox (pid 1
+// of its namespace; on the host's network, where no Landlock scope keeps
+// the command from trying) drop them. The Go init catches them beside its set-up
+// and forks no command before all are caught.
+func TestInitDropsTheSignalsItsCommandSendsIt(t *testing.T) {
+	testutil.CheckFDs(t)
+	const script = `for s in TERM INT HUP QUIT USR1 USR2 PIPE ALRM TTIN TTOU; do kill -$s $PPID || exit 9; done; sleep 0.2; echo alive`
+	cases := []struct {
+		name string
+		spec func(t *testing.T) *proc.Spec
+	}{
+		{"native", func(t *testing.T) *proc.Spec {
+			return &proc.Spec{Containment: corral.ContainmentSubreaper}
+		}},
+		{"go", func(t *testing.T) *proc.Spec {
+			shim.UseGoInitOnly(true)
+			proc.ForgetStarts()
+			t.Cleanup(func() {
+				shim.UseGoInitOnly(false)
+				proc.ForgetStarts()
+			})
+			return &proc.Spec{Containment: corral.ContainmentSubreaper}
+		}},
+		{"sandbox", func(t *testing.T) *proc.Spec {
+			needSandbox(t)
+			// The host's network: no Landlock scope keeps the command
+			// from signalling its init.
+			return &proc.Spec{Dir: workspace(t), Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace, Network: corral.NetworkHost}}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tag := testutil.Tag(t)
+			spec := c.spec(t)
+			spec.Args = []string{"sh", "-c", script}
+			spec.Env = []string{testutil.TagEnvVar(tag)}
+			spec.Timeout = 10 * time.Second
+			res, err := proc.Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stdout.Text() != "alive\n" || res.ExitCode != 0 {
+				t.Fatalf("stdout %q, stderr %q (%s): the init did not outlive its command's signals", res.Stdout.Text(), res.Stderr.Text(), res.Status())
+			}
+			testutil.AssertNoTagged(t, tag, 5*time.Second)
+		})
+	}
+}
