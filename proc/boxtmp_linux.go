@@ -33,16 +33,25 @@ var boxTmpSweep struct {
 	last time.Time
 }
 
-// makeBoxTmp makes a sandbox's private /tmp, named for this process, and
-// first removes what dead supervisors left (at most once a minute).
+// makeBoxTmp makes a sandbox's private /tmp, named for this process.
 func makeBoxTmp() (string, error) {
+	return os.MkdirTemp("", boxTmpPrefix+boxTmpMaker(os.Getpid())+"-")
+}
+
+// sweepBoxTmpsDue removes what dead supervisors left (sweepBoxTmps), at
+// most once a minute. A sandbox's start calls it once its command runs (or
+// an enclosure's, once its holder does): it reads the whole temporary
+// directory, which no command need wait for.
+func sweepBoxTmpsDue() {
+	if mutant.BoxTmpSweepSkipped {
+		return
+	}
 	boxTmpSweep.mu.Lock()
+	defer boxTmpSweep.mu.Unlock()
 	if time.Since(boxTmpSweep.last) >= boxTmpSweepEvery {
 		boxTmpSweep.last = time.Now()
 		sweepBoxTmps()
 	}
-	boxTmpSweep.mu.Unlock()
-	return os.MkdirTemp("", boxTmpPrefix+boxTmpMaker(os.Getpid())+"-")
 }
 
 // boxTmpMaker names process pid, of this pid namespace: NS.PID.START.
@@ -52,7 +61,7 @@ func boxTmpMaker(pid int) string {
 }
 
 // sweepBoxTmps removes the private /tmp directories of sandboxes whose
-// supervisor has ended without closing them (see makeBoxTmp), with what
+// supervisor has ended without closing them (see boxTmpPrefix), with what
 // their runs left in them, and returns how many it removed.
 func sweepBoxTmps() int {
 	dir := os.TempDir()

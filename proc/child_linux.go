@@ -137,9 +137,11 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 	if err != nil {
 		return nil, b.startError(err)
 	}
+	// While the command runs: nothing waits for these.
+	sweepBoxTmpsDue()
 	if ia.leaf != nil {
 		root, _ := cgroup.Detect()
-		root.Sweep() // while the command runs: nothing waits for it
+		root.Sweep()
 	}
 	return c, nil
 }

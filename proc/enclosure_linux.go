@@ -64,6 +64,7 @@ func newEnclosure(ctx context.Context, spec EnclosureSpec) (*enclosureImpl, erro
 		}
 		return nil, fmt.Errorf("proc: building the enclosure: %w", s.err)
 	}
+	sweepBoxTmpsDue()
 	return &enclosureImpl{box: b, holder: s.c}, nil
 }
 

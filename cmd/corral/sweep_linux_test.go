@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -59,4 +61,37 @@ func TestRunSweepsWhatADeadSupervisorLeft(t *testing.T) {
 		}
 	}
 	t.Fatalf("%s, left by a dead supervisor, is still there after %d corral commands", dead, runs)
+}
+
+// TestSandboxedRunSweepsADeadSupervisorsPrivateTmp: a supervisor killed
+// while its sandbox ran leaves the sandbox's private /tmp, a directory of
+// the host's temporary directory named for it; a later corral command's
+// first sandbox removes it (with what its run wrote there), once its own
+// command has started.
+func TestSandboxedRunSweepsADeadSupervisorsPrivateTmp(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := procfs.ReadStat(gone.Process.Pid)
+	gone.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(os.TempDir(), fmt.Sprintf("corral-sandbox-%d.%d.%d-1", procfs.PIDNamespace(), st.Pid, st.Start))
+	if err := os.MkdirAll(filepath.Join(left, "written"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(left) })
+	tag := testutil.Tag(t)
+	out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--", "true")
+	if code != 0 {
+		if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
+			t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
+		}
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("%s, left by a dead supervisor's sandbox, is still there after a sandboxed corral command: %v", left, err)
+	}
 }

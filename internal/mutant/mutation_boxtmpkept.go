@@ -4,6 +4,7 @@
 // on the host for good.
 // Guarantee: 2. nothing left behind (a killed supervisor's sandbox files)
 // Caught: ./proc TestSupervisorKilledTakesItsTreeWithIt
+// Caught: ./cmd/corral TestSandboxedRunSweepsADeadSupervisorsPrivateTmp
 
 package mutant
 
