@@ -3,6 +3,8 @@ package proc
 import (
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SweepBoxTmps is sweepBoxTmps, for the tests of proc_test.
@@ -28,6 +30,26 @@ func TookThread(p *Process) bool { return p.clock.took }
 func SetDrainSettle(d time.Duration) (restore func()) {
 	old := drainSettle.Swap(int64(d))
 	return func() { drainSettle.Store(old) }
+}
+
+// WatchInitsExiting has each release of an init whose tree is gone wait,
+// up to d, for the init to have exited by itself before it asks it to,
+// and report through went whether it had; restore undoes it.
+func WatchInitsExiting(d time.Duration, went func(bool)) (restore func()) {
+	beforeExitSent = func(c *initChild) {
+		// The init is this process's child, not reaped yet: its pid is
+		// its own.
+		fd, err := unix.PidfdOpen(c.init, 0)
+		if err != nil {
+			went(false)
+			return
+		}
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, _ := unix.Poll(fds, int(d/time.Millisecond))
+		went(n > 0)
+	}
+	return func() { beforeExitSent = nil }
 }
 
 // LeanStarts counts the starts made from the lean thread.

@@ -60,9 +60,14 @@ func (c *initChild) release(keep bool) {
 		// init's exit would kill it too, but say nothing.
 		c.killLeft()
 	}
-	// The tree is gone. The init exits at once; its exit takes its
-	// namespaces down with it (a millisecond or a few), which is waited
-	// for, so that nothing of the run outlives it.
+	// The tree is gone. The init exits at once (a one-shot init went by
+	// itself already, once its command's end was reported: see
+	// shim.Config.OneShot); its exit takes its namespaces down with it (a
+	// millisecond or a few), which is waited for, so that nothing of the
+	// run outlives it.
+	if beforeExitSent != nil {
+		beforeExitSent(c)
+	}
 	c.ctl.Send(shim.Msg{Op: shim.OpExit})
 	c.ctl.Close()
 	if c.pidfd != nil {
@@ -78,6 +83,10 @@ func (c *initChild) release(keep bool) {
 	}
 	c.releaseBox()
 }
+
+// beforeExitSent, set by a test, is called before release asks an init
+// whose tree is gone to exit.
+var beforeExitSent func(c *initChild)
 
 // reuse hands the init, whose tree is gone, to the pool of idle ones. It
 // reports false, having sent nothing, when the pool is full.

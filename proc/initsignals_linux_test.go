@@ -62,3 +62,31 @@ func TestInitDropsTheSignalsItsCommandSendsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxInitGoesOnceItsRunIsOver: a sandbox's init serves one run.
+// Once its command has exited and nothing of its tree is left, it exits
+// by itself, taking its namespaces down while corral ends the run, rather
+// than wait for corral to tell it to (shim.Config.OneShot).
+func TestSandboxInitGoesOnceItsRunIsOver(t *testing.T) {
+	needSandbox(t)
+	testutil.CheckFDs(t)
+	var went []bool
+	defer proc.WatchInitsExiting(10*time.Second, func(b bool) { went = append(went, b) })()
+	tag := testutil.Tag(t)
+	res, err := proc.Run(context.Background(), &proc.Spec{
+		Args:    []string{"sh", "-c", "echo ran"},
+		Env:     []string{testutil.TagEnvVar(tag)},
+		Dir:     workspace(t),
+		Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout.Text() != "ran\n" || res.ExitCode != 0 {
+		t.Fatalf("stdout %q (%s)", res.Stdout.Text(), res.Status())
+	}
+	if len(went) != 1 || !went[0] {
+		t.Fatalf("the sandbox's init had not exited by itself 10 s after its run was over (%v)", went)
+	}
+	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}

@@ -73,6 +73,12 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			cfg.Dir, _ = os.Getwd()
 		}
 	}
+	// A plain init may serve the next plain run of its user, an
+	// enclosure's init the next run in that enclosure; an init with a
+	// one-shot sandbox or a cgroup leaf is the run's alone, and goes once
+	// the run is over.
+	pooled := poolable(a, ia)
+	cfg.OneShot = !pooled && !ia.holder && ia.encl == nil
 	cfgFile, err := shim.ConfigFile(cfg)
 	if err != nil {
 		return nil, err
@@ -82,10 +88,6 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	if ia.holder {
 		files = []*os.File{cfgFile}
 	}
-	// A plain init may serve the next plain run of its user, an
-	// enclosure's init the next run in that enclosure; an init with a
-	// one-shot sandbox or a cgroup leaf is the run's alone.
-	pooled := poolable(a, ia)
 	key := credKey(a.cred)
 	if ia.encl != nil {
 		key = enclosureKey(ia.encl.impl)

@@ -113,6 +113,8 @@ func (c *Config) marshal(b []byte) []byte {
 	for _, sig := range c.Ignore {
 		b = binary.AppendVarint(b, int64(sig))
 	}
+	// Last: the native init reads no further.
+	b = appendBool(b, c.OneShot)
 	return b
 }
 
@@ -171,6 +173,7 @@ func (c *Config) unmarshal(b []byte) error {
 			c.Ignore[i] = d.int()
 		}
 	}
+	c.OneShot = d.bool()
 	return d.end()
 }
 

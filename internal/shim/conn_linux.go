@@ -48,6 +48,13 @@ type Config struct {
 	// Ignore lists the signals corral ignores, which the command inherits
 	// ignored, as a child of corral itself would.
 	Ignore []int
+
+	// OneShot says this run is the init's only one (a sandbox's init, or
+	// one that holds a cgroup leaf): once the command has exited and
+	// nothing of its tree is left, the init exits without waiting for
+	// corral's Exit, so that its namespaces come down while corral ends
+	// the run. The native init ignores it and waits.
+	OneShot bool
 }
 
 // Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a

@@ -377,8 +377,11 @@ func (st *initState) serve(cmd int) (stay bool) {
 	acked := !st.cfg.Ack
 	msgs := st.msgs
 	for {
-		if acked && st.reap(cmd) && detached {
-			return false // nothing left to hold
+		if acked && st.reap(cmd) && (detached || st.cfg.OneShot && !mutant.OneShotWaits) {
+			// Nothing left to hold; or the command's end is reported,
+			// nothing of its tree is left and no run follows: the init
+			// goes, its namespaces with it.
+			return false
 		}
 		select {
 		case <-st.chld:
