@@ -36,6 +36,7 @@
 //	go run ./bench/startup                  # 150 runs of each
 //	go run ./bench/startup -n 300 -before /tmp/old/corral   # corral-shim beside it, if built
 //	go run ./bench/startup -alive 300 -before /tmp/old/corral  # beside 300 supervisors left running
+//	go run ./bench/startup -dir /tmp        # builds and workspace under /tmp
 package main
 
 import (
@@ -92,8 +93,14 @@ func main() {
 	n := flag.Int("n", 150, "runs of each command")
 	before := flag.String("before", "", "another corral binary to measure beside this one (alone in its directory)")
 	alive := flag.Int("alive", 0, "supervisors left running while the rows are measured, as on a machine running many agents: this build's `corral run -- sleep 3600`, each with its guardian and its cgroup directory")
+	where := flag.String("dir", "", "where the builds and the sandbox's workspace are made (default: the user's cache directory, as installed programs and projects are not in /tmp; under /tmp a sandboxed run makes and removes their mount points in its private /tmp, bubblewrap's tmpfs does not)")
 	flag.Parse()
-	dir := benchutil.TempDir("", "corral-bench-startup-")
+	if *where == "" {
+		if c, err := os.UserCacheDir(); err == nil && os.MkdirAll(c, 0o755) == nil {
+			*where = c
+		}
+	}
+	dir := benchutil.TempDir(*where, "corral-bench-startup-")
 	defer os.RemoveAll(dir)
 	corral := benchutil.BuildCorral(filepath.Join(dir, "static"), "CGO_ENABLED=0")
 	dynamic := benchutil.BuildCorral(filepath.Join(dir, "cgo"))
