@@ -67,8 +67,14 @@ func init() {
 }
 
 func spawn(a *spawnAttr) (child, error) {
-	tier, why, err := chooseTier(a.tier)
-	if err != nil {
+	var tier corral.Containment
+	var why string
+	var err error
+	if (a.sandbox.Enabled() || a.guard != nil) && a.enclosure == nil && a.tier == corral.ContainmentAuto && a.limit == (Limits{}) && !mutant.SandboxDetects {
+		// The sandbox's pid namespace holds the tree (see spawnSandboxed):
+		// no cgroup directory to find or make.
+		tier = corral.ContainmentPidNamespace
+	} else if tier, why, err = chooseTier(a.tier); err != nil {
 		return nil, err
 	}
 	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.guard == nil && a.enclosure == nil {

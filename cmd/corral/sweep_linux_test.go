@@ -95,3 +95,32 @@ func TestSandboxedRunSweepsADeadSupervisorsPrivateTmp(t *testing.T) {
 		t.Fatalf("%s, left by a dead supervisor's sandbox, is still there after a sandboxed corral command: %v", left, err)
 	}
 }
+
+// TestSandboxedRunMakesNoCgroupDirectory: a sandboxed run's pid namespace
+// holds its tree; with no limits asked for it needs no cgroup, so a
+// sandboxed corral command makes no cgroup directory of its own (which,
+// with no guardian to remove it, it would leave for a later sweep).
+func TestSandboxedRunMakesNoCgroupDirectory(t *testing.T) {
+	root, err := cgroup.Detect()
+	if err != nil {
+		t.Skipf("SKIP: no cgroup tier here: %v", err)
+	}
+	tag := testutil.Tag(t)
+	cmd := exec.Command(corralBin, "run", "--sandbox", "workspace", "--workdir", t.TempDir(), "--", "true")
+	cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "sandbox") && strings.Contains(string(out), "unavailable") {
+			t.Skipf("SKIP: no sandbox on this machine: %s", out)
+		}
+		t.Fatalf("corral run: %v: %s", err, out)
+	}
+	prefix := strconv.Itoa(cmd.Process.Pid) + "."
+	ents, _ := os.ReadDir(root.Dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			unix.Rmdir(filepath.Join(root.Dir, e.Name()))
+			t.Fatalf("the sandboxed corral command (pid %d) left the cgroup directory %s", cmd.Process.Pid, e.Name())
+		}
+	}
+}
