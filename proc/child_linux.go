@@ -67,14 +67,18 @@ func init() {
 }
 
 func spawn(a *spawnAttr) (child, error) {
-	var tier corral.Containment
-	var why string
-	var err error
-	if (a.sandbox.Enabled() || a.guard != nil) && a.enclosure == nil && a.tier == corral.ContainmentAuto && a.limit == (Limits{}) && !mutant.SandboxDetects {
-		// The sandbox's pid namespace holds the tree (see spawnSandboxed):
-		// no cgroup directory to find or make.
-		tier = corral.ContainmentPidNamespace
-	} else if tier, why, err = chooseTier(a.tier); err != nil {
+	if (a.sandbox.Enabled() || a.guard != nil) && a.enclosure == nil {
+		tier, err := sandboxTier(a)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkShareGroup(a, a.tier); err != nil {
+			return nil, err
+		}
+		return spawnSandboxed(a, tier)
+	}
+	tier, why, err := chooseTier(a.tier)
+	if err != nil {
 		return nil, err
 	}
 	if tier == corral.ContainmentPidNamespace && !a.sandbox.Enabled() && a.guard == nil && a.enclosure == nil {
@@ -86,8 +90,6 @@ func spawn(a *spawnAttr) (child, error) {
 	switch {
 	case a.enclosure != nil:
 		return spawnInEnclosure(a)
-	case a.sandbox.Enabled() || a.guard != nil:
-		return spawnSandboxed(a, tier, why)
 	case tier != corral.ContainmentCgroup:
 		c, err := startInit(a, initAttr{tier: tier, why: why, limits: noLimits(a.limit)})
 		var f *initFailure
@@ -112,9 +114,28 @@ func noLimits(l Limits) string {
 	return ""
 }
 
+// sandboxTier is the tier of a sandboxed or guarded run. Its pid
+// namespace holds the tree exactly and dies with corral: a cgroup leaf
+// adds nothing unless the cgroup tier is asked for, or limits need one
+// where the machine has it, and only then is a cgroup directory looked
+// for (and made).
+func sandboxTier(a *spawnAttr) (corral.Containment, error) {
+	if a.tier == corral.ContainmentAuto && a.limit == (Limits{}) && !mutant.SandboxDetects {
+		return corral.ContainmentPidNamespace, nil
+	}
+	tier, _, err := chooseTier(a.tier)
+	if err != nil {
+		return "", err
+	}
+	if tier == corral.ContainmentCgroup && (a.tier == corral.ContainmentCgroup || a.limit != (Limits{})) {
+		return tier, nil
+	}
+	return corral.ContainmentPidNamespace, nil
+}
+
 // spawnSandboxed starts a sandboxed (or guarded) run: an init in
 // namespaces of its own, in a cgroup leaf when the tier is cgroup.
-func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, error) {
+func spawnSandboxed(a *spawnAttr, tier corral.Containment) (child, error) {
 	uid := -1
 	if a.cred != nil {
 		uid = int(a.cred.UID)
@@ -124,13 +145,7 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment, why string) (child, e
 		return nil, err
 	}
 	a.env = append(a.env, b.env...)
-	ia := initAttr{tier: tier, why: why, policy: b.policy, box: b, limits: noLimits(a.limit)}
-	if a.tier != corral.ContainmentCgroup && (tier != corral.ContainmentCgroup || a.limit == (Limits{})) {
-		// The sandbox's pid namespace holds the tree exactly and dies with
-		// corral: a cgroup leaf adds nothing unless asked for, or needed
-		// for limits.
-		ia.tier, ia.why = corral.ContainmentPidNamespace, ""
-	}
+	ia := initAttr{tier: tier, policy: b.policy, box: b, limits: noLimits(a.limit)}
 	if ia.tier == corral.ContainmentCgroup {
 		root, _ := cgroup.Detect()
 		if ia.leaf, err = root.NewLeaf(a.label); err != nil {

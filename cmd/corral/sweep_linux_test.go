@@ -14,6 +14,7 @@ import (
 	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/testutil"
+	"github.com/corralrun/corral/internal/testutil/gone"
 )
 
 // TestRunSweepsWhatADeadSupervisorLeft: a supervisor that is gone (its
@@ -27,7 +28,7 @@ func TestRunSweepsWhatADeadSupervisorLeft(t *testing.T) {
 	if err != nil {
 		t.Skipf("SKIP: the cgroup tier is not available here: %v", err)
 	}
-	st := goneProcess(t)
+	st := gone.Process(t)
 	dead := filepath.Join(root.Dir, strconv.Itoa(st.Pid)+"."+strconv.FormatUint(st.Start, 10))
 	for _, d := range []string{dead, filepath.Join(dead, "1-run")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -61,7 +62,7 @@ func TestRunSweepsWhatADeadSupervisorLeft(t *testing.T) {
 // first sandbox removes it (with what its run wrote there), once its own
 // command has started.
 func TestSandboxedRunSweepsADeadSupervisorsPrivateTmp(t *testing.T) {
-	st := goneProcess(t)
+	st := gone.Process(t)
 	left := filepath.Join(os.TempDir(), fmt.Sprintf("corral-sandbox-%d.%d.%d-1", procfs.PIDNamespace(), st.Pid, st.Start))
 	if err := os.MkdirAll(filepath.Join(left, "written"), 0o755); err != nil {
 		t.Fatal(err)
@@ -107,20 +108,4 @@ func TestSandboxedRunMakesNoCgroupDirectory(t *testing.T) {
 			t.Fatalf("the sandboxed corral command (pid %d) left the cgroup directory %s", cmd.Process.Pid, e.Name())
 		}
 	}
-}
-
-// goneProcess returns the stat of a process that has ended: what a dead
-// supervisor's directories are named for.
-func goneProcess(t *testing.T) procfs.Stat {
-	t.Helper()
-	gone := exec.Command("true")
-	if err := gone.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := procfs.ReadStat(gone.Process.Pid)
-	gone.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }

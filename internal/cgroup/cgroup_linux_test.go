@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral/internal/procfs"
+	"github.com/corralrun/corral/internal/testutil/gone"
 )
 
 // testTag names the processes a test starts, in their environment
@@ -233,7 +234,7 @@ func TestMoveOutTakesALeafOutOfItsOwnersReach(t *testing.T) {
 // removed by the next process's sweep; a live supervisor's are not.
 func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 	root := rootOrSkip(t)
-	st := goneProcess(t)
+	st := gone.Process(t)
 	dead := fmt.Sprintf("%d.%d", st.Pid, st.Start)
 	made := []string{
 		filepath.Join(root.Dir, dead),
@@ -267,22 +268,6 @@ func TestSweepRemovesWhatDeadSupervisorsLeft(t *testing.T) {
 	}
 }
 
-// goneProcess returns the stat of a process that has ended: what a dead
-// supervisor's directory is named for.
-func goneProcess(t *testing.T) procfs.Stat {
-	t.Helper()
-	gone := exec.Command("true")
-	if err := gone.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := procfs.ReadStat(gone.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone.Wait()
-	return st
-}
-
 // sweepsEnough is how many sweeps clear what dead supervisors left among
 // the directories there are now, with room to spare: each looks at
 // sweepAtMost of them from a random place.
@@ -308,7 +293,7 @@ func allGone(dirs []string) bool {
 // sweeps.
 func TestSweepLooksAtABoundedNumberOfDirectories(t *testing.T) {
 	root := rootOrSkip(t)
-	st := goneProcess(t)
+	st := gone.Process(t)
 	var made []string
 	for i := range 3 * sweepAtMost {
 		d := filepath.Join(root.Dir, fmt.Sprintf("%d.%d", st.Pid, st.Start+uint64(i)))

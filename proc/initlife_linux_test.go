@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/cgroup"
 	"github.com/corralrun/corral/internal/shim"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
@@ -89,4 +90,45 @@ func TestSandboxInitGoesOnceItsRunIsOver(t *testing.T) {
 		t.Fatalf("the sandbox's init had not exited by itself 10 s after its run was over (%v)", went)
 	}
 	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}
+
+// TestSandboxTierIsItsNamespaceUnlessACgroupIsNeeded: a sandboxed run is
+// held by its pid namespace; only limits (where the machine has the
+// cgroup tier) or the cgroup tier asked for put it in a cgroup leaf too,
+// where its limits apply.
+func TestSandboxTierIsItsNamespaceUnlessACgroupIsNeeded(t *testing.T) {
+	needSandbox(t)
+	cases := []struct {
+		name   string
+		tier   corral.Containment
+		limits proc.Limits
+		want   corral.Containment
+	}{
+		{"plain", corral.ContainmentAuto, proc.Limits{}, corral.ContainmentPidNamespace},
+		{"subreaper asked", corral.ContainmentSubreaper, proc.Limits{}, corral.ContainmentPidNamespace},
+		{"limits", corral.ContainmentAuto, proc.Limits{Pids: 64}, corral.ContainmentCgroup},
+		{"cgroup asked", corral.ContainmentCgroup, proc.Limits{}, corral.ContainmentCgroup},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.want == corral.ContainmentCgroup {
+				if _, err := cgroup.Detect(); err != nil {
+					t.Skipf("SKIP: no cgroup tier here: %v", err)
+				}
+			}
+			res, err := proc.Run(context.Background(), &proc.Spec{
+				Args:        []string{"true"},
+				Dir:         workspace(t),
+				Sandbox:     corral.Sandbox{Mode: corral.SandboxWorkspace},
+				Containment: c.tier,
+				Limits:      c.limits,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Containment != c.want || res.ExitCode != 0 {
+				t.Fatalf("held by %s (%s), want %s; limits: %q", res.Containment, res.Status(), c.want, res.LimitsNote)
+			}
+		})
+	}
 }
