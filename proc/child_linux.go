@@ -517,7 +517,7 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 			}
 		}
 		now := image(k.pid)
-		if ok && was.image == now {
+		if ok && was.image == now || goingOut(k) {
 			continue
 		}
 		if t.signalMember(k, withCont(sig)...) == nil {
@@ -539,6 +539,9 @@ func stopTree(t tree, sig unix.Signal) (map[procKey]sentProc, []procKey) {
 	var out []procKey
 	at, stall := time.Now(), procfs.CPUStall()
 	for _, k := range t.members() {
+		if goingOut(k) {
+			continue
+		}
 		sp := sentProc{image: image(k.pid), at: at, wait: ownWait(k.pid, stall), stall: stall}
 		if t.signalMember(k, withCont(sig)...) == nil {
 			sent[k] = sp
@@ -564,7 +567,7 @@ func signalTree(t tree, sig unix.Signal) []procKey {
 	}
 	var out []procKey
 	for _, k := range t.members() {
-		if t.signalMember(k, sigs...) == nil {
+		if !goingOut(k) && t.signalMember(k, sigs...) == nil {
 			out = append(out, k)
 		}
 	}
@@ -574,6 +577,30 @@ func signalTree(t tree, sig unix.Signal) []procKey {
 		}
 	}
 	return out
+}
+
+func (c *initChild) leftGoing() bool  { return treeGoing(c.tree, c.pid) }
+func (c *linuxChild) leftGoing() bool { return treeGoing(c.tree, c.pid) }
+
+// treeGoing reports whether every member of t but main is on its way out
+// by itself (goingOut).
+func treeGoing(t tree, main int) bool {
+	for _, k := range t.members() {
+		if k.pid != main && !goingOut(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// goingOut reports whether the member k of a tree is gone or on its way
+// out by itself (procfs.Stat.Exiting): in the kernel's exit, where a
+// leftover that closed its pipes as it exited is found once the drain has
+// seen them end. Such a process is neither signalled nor counted among
+// those corral ended (Result.Killed); the tree's end still waits for it.
+func goingOut(k procKey) bool {
+	st, err := procfs.ReadStat(k.pid)
+	return err != nil || k.start != 0 && st.Start != k.start || st.Exiting()
 }
 
 // groupTree is a tree that is a process group, which can be signalled as

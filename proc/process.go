@@ -464,11 +464,29 @@ func (p *Process) afterExit(due time.Time) {
 			drainEnd = time.Now()
 		}
 		p.drain(drainEnd)
-		if !mutant.TreeCheckSkipped && p.child.alive() > 0 {
+		if !mutant.TreeCheckSkipped && p.child.alive() > 0 && !leftGoing(p.child) {
 			// The pipes are closed by now; the kill needs no second drain.
 			p.escalate(p.lockClockFrom(p.tl.Drained.At))
 		}
 	}
+}
+
+// leftGoer is a child that can tell leftovers on their way out by
+// themselves: processes in the kernel's exit, which closed the pipes as
+// they exited, so that the drain saw them end a moment before the
+// processes are gone (Linux).
+type leftGoer interface {
+	// leftGoing reports whether every process the tree has besides its
+	// main process is on its way out by itself.
+	leftGoing() bool
+}
+
+// leftGoing reports whether what c's tree has left is on its way out by
+// itself: it is not signalled, the run's end waits for it (finish reaps
+// it), and the run reports none killed.
+func leftGoing(c child) bool {
+	g, ok := c.(leftGoer)
+	return ok && g.leftGoing() && !mutant.ExitingSignalled
 }
 
 // waitLeftovers waits for the tree to empty; it reports false, with the

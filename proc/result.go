@@ -59,6 +59,9 @@ type Result struct {
 	// on timeout or cancellation, and leftovers after the main process exited,
 	// also those that left the process group under the process-group tier
 	// (the run's init kills them, and says how many, before Run returns).
+	// A process already in the kernel's exit, going by itself (a leftover
+	// that closed the pipes as it exited), is neither signalled nor
+	// counted; the run still ends only once it is gone (Linux).
 	// On macOS and the BSDs it counts the process group as one (see
 	// Platforms in the package documentation).
 	Killed int

@@ -142,7 +142,8 @@ func Descendants(pid int) []Stat {
 }
 
 // FreezeKill kills the processes list returns (it is called again and
-// again; zombies in its answer are skipped) so that none can fork a child
+// again; those already on their way out, zombies or exiting (see
+// Stat.Exiting), are neither signalled nor counted) so that none can fork a child
 // that escapes: they are stopped with SIGSTOP, round after round until a
 // round finds none not yet stopped, then killed; a last look kills
 // anything that slipped past the freeze. Every signal goes through a pidfd
@@ -158,7 +159,7 @@ func FreezeKill(list func() []Stat) []Stat {
 		fresh := 0
 		for _, st := range list() {
 			k := key{st.Pid, st.Start}
-			if _, ok := stopped[k]; ok || st.Zombie() {
+			if _, ok := stopped[k]; ok || st.Exiting() {
 				continue
 			}
 			if Signal(st.Pid, st.Start, unix.SIGSTOP) == nil {
@@ -180,7 +181,7 @@ func FreezeKill(list func() []Stat) []Stat {
 		if _, ok := stopped[key{st.Pid, st.Start}]; ok && !mutant.KilledTwice {
 			continue // killed above, still dying
 		}
-		if !st.Zombie() && Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
+		if !st.Exiting() && Signal(st.Pid, st.Start, unix.SIGKILL) == nil {
 			out = append(out, st)
 		}
 	}

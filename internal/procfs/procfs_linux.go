@@ -42,6 +42,21 @@ const pfKthread = 0x00200000
 // is already being torn down).
 func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' || s.State == 'x' }
 
+// pfExiting is the kernel's PF_EXITING flag (include/linux/sched.h): the
+// task is in the kernel's exit.
+const pfExiting = 0x00000004
+
+// Exiting reports whether the process is on its way out by itself: a
+// zombie, or a process of one thread that is in the kernel's exit, which
+// runs none of its own code any more, can start nothing and is past the
+// reach of any signal. Its descriptors close in that exit: a reader that
+// saw its pipes end may find it there a moment later. (A process of more
+// threads whose main thread exits goes on with the others: only one of a
+// single thread is known to be going.)
+func (s Stat) Exiting() bool {
+	return s.Zombie() || s.Flags&pfExiting != 0 && s.Threads <= 1 && !mutant.ExitingSignalled
+}
+
 // Stopped reports whether the process is stopped by a signal or a tracer.
 func (s Stat) Stopped() bool { return s.State == 'T' || s.State == 't' }
 
@@ -189,10 +204,13 @@ func Cgroup2(pid int) (string, error) {
 // A process in the middle of an execve has, for a moment, neither command
 // line nor environment to read, and a read that straddles the exec finds
 // the old image's gone: a loaded machine stretches that moment to
-// milliseconds. HasToken answers no only when the image it read stayed put
-// around the reads (where the process's stat places its command line and
-// environment, the same before and after, and the environment read in
-// full), and otherwise looks again, up to execWait.
+// milliseconds. The kernel lays out the new environment's pointers last,
+// page by page (a fault on each may wait), and only then places the
+// program's code: until then the environment reads empty. HasToken
+// answers no only when the image it read was whole and stayed put around
+// the reads (where the process's stat places its code, command line and
+// environment, the code placed, the same before and after, and the
+// environment read in full), and otherwise looks again, up to execWait.
 func HasToken(pid int, token string) bool {
 	t := []byte(token)
 	dir := "/proc/" + strconv.Itoa(pid) + "/"
@@ -214,7 +232,7 @@ func HasToken(pid int, token string) bool {
 		if err != nil {
 			return false
 		}
-		settled := cmdErr == nil && envErr == nil && before == after && before.envEnd != 0 &&
+		settled := cmdErr == nil && envErr == nil && before == after && before.envEnd != 0 && before.code != 0 &&
 			uint64(len(env)) == before.envEnd-before.envStart
 		if settled || mutant.TokenMidExec || time.Now().After(deadline) {
 			return false
@@ -227,13 +245,14 @@ func HasToken(pid int, token string) bool {
 // out its new image.
 const execWait = time.Second
 
-// image is where a process's command line and environment lie in its
-// memory: all zero while it has none (mid-exec, exiting), and for a
-// process this one may not trace.
-type image struct{ argStart, argEnd, envStart, envEnd uint64 }
+// image is where a process's code, command line and environment lie in
+// its memory: all zero while it has none (mid-exec, exiting), and for a
+// process this one may not trace; code is zero too while an exec lays out
+// the new environment (it is placed after).
+type image struct{ code, argStart, argEnd, envStart, envEnd uint64 }
 
-// readImage reads the process's stat, and its image from fields 48 to 51
-// (arg_start to env_end, proc(5)).
+// readImage reads the process's stat, and its image from fields 26
+// (startcode) and 48 to 51 (arg_start to env_end, proc(5)).
 func readImage(pid int) (Stat, image, error) {
 	var buf [1024]byte
 	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
@@ -254,7 +273,11 @@ func readImage(pid int) (Stat, image, error) {
 			return Stat{}, image{}, fmt.Errorf("malformed stat field %d: %w", 48+i, err)
 		}
 	}
-	return st, image{v[0], v[1], v[2], v[3]}, nil
+	code, err := strconv.ParseUint(string(f[23]), 10, 64) // field 26, startcode
+	if err != nil {
+		return Stat{}, image{}, fmt.Errorf("malformed stat field 26: %w", err)
+	}
+	return st, image{code, v[0], v[1], v[2], v[3]}, nil
 }
 
 // readSmall reads a small /proc file into buf with one read. It goes

@@ -239,7 +239,7 @@ struct sigaction_ { void *handler; u64 flags; void *restorer; u64 mask; };
 
 /* ---- killing what is left: the walk and freeze of procfs.FreezeKill ---- */
 enum { SYS_getdents64 = 217, SYS_clock_gettime = 228, SYS_nanosleep = 35, SYS_pidfd_send_signal = 424 };
-struct pst { int pid, ppid, threads; char state; u64 start; };
+struct pst { int pid, ppid, threads; unsigned flags; char state; u64 start; };
 
 static int itoa_(int v, char *out) {
 	char t[12];
@@ -264,13 +264,14 @@ static int read_stat(int pid, struct pst *o) {
 	while (p > 0 && b[p] != ')') p--;
 	if (p <= 0) return -1;
 	o->pid = pid;
-	o->ppid = 0; o->threads = 0; o->start = 0; o->state = 0;
+	o->ppid = 0; o->threads = 0; o->flags = 0; o->start = 0; o->state = 0;
 	int field = 2;
 	u64 v = 0;
 	for (p++; p < n; p++) {
 		char c = b[p];
 		if (c == ' ' || c == '\n') {
 			if (field == 4) o->ppid = (int)v;
+			if (field == 9) o->flags = (unsigned)v;
 			if (field == 20) o->threads = (int)v;
 			if (field == 22) { o->start = v; break; }
 			field++;
@@ -376,7 +377,10 @@ static int walk(struct killmem *km, int root, u8 pass, int kill, int *ns) {
 		if (read_stat(e.pid, &st) < 0 || st.ppid != e.parent) continue;
 		km->seen[e.pid] = pass;
 		if (st.state == 'Z') continue; /* a zombie has no children: they were handed on */
-		if (km->stopped_at[e.pid] != st.start) {
+		/* A process of one thread in the kernel's exit (PF_EXITING) goes by itself: neither signalled
+		 * nor counted (procfs.Stat.Exiting); its children, not handed on yet, are walked. */
+		int exiting = (st.flags & 0x4) && st.threads <= 1;
+		if (!exiting && km->stopped_at[e.pid] != st.start) {
 			if (kill) {
 				if (signal_(e.pid, st.start, 9 /* SIGKILL */) == 0) {
 					km->stopped_at[e.pid] = st.start; /* dying: not killed twice */
