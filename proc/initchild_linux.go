@@ -48,6 +48,7 @@ type initChild struct {
 	poolKey  string        // the user it runs as, for the pool of idle inits
 	poolable bool          // a plain init, which may serve another run
 	state    uint64        // inheritedState when a plain init was started
+	native   bool          // the init is the native one (internal/initelf)
 	reused   bool          // the init served a run before (it sent its own pidfd then)
 	exit     chan struct{} // closed when the command has exited
 	status   exitStatus    // set before exit is closed

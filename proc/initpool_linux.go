@@ -30,14 +30,15 @@ const (
 
 // idleInit is an init that waits for a run.
 type idleInit struct {
-	ctl   *shim.Conn
-	pid   int
-	start uint64
-	fd    *os.File // its pidfd; nil when it served a run (see dropInitFD): its socket tells its death
-	own   bool     // this process's child, to reap (an enclosure's holder reaps its own)
-	since time.Time
-	fresh bool   // started ahead (initwarm_linux.go): it has served no run
-	state uint64 // inheritedState when it was started
+	ctl    *shim.Conn
+	pid    int
+	start  uint64
+	fd     *os.File // its pidfd; nil when it served a run (see dropInitFD): its socket tells its death
+	own    bool     // this process's child, to reap (an enclosure's holder reaps its own)
+	since  time.Time
+	fresh  bool   // started ahead (initwarm_linux.go): it has served no run
+	state  uint64 // inheritedState when it was started
+	native bool   // the native init (internal/initelf), not the Go one
 }
 
 // unkeep undoes what addIdleLocked kept, before the init serves a run or
@@ -99,10 +100,13 @@ func shutPool(e *enclosureImpl) {
 // takeIdle gives c an idle init of key, if there is one, and says whether
 // it was started ahead and has served no run. A plain run's (ownState:
 // this process started it) must have been started in the state this
-// process is in now (inheritedState); the idle inits of key started in
-// another state are let go, since the state they inherited is gone. An
-// enclosure's inits are its holder's, and hold the enclosure's state.
-func (c *initChild) takeIdle(key string, ownState bool) (taken, fresh bool) {
+// process is in now (inheritedState), and be of the kind this process
+// starts now (native, or the Go init: see nativeInitFor); the idle inits
+// of key started in another state or of the other kind are let go, since
+// the state they inherited is gone and a run gets the init it would get
+// from a start. An enclosure's inits are its holder's, and hold the
+// enclosure's state.
+func (c *initChild) takeIdle(key string, ownState, native bool) (taken, fresh bool) {
 	pool.mu.Lock()
 	empty := len(pool.idle[key]) == 0
 	pool.mu.Unlock()
@@ -118,7 +122,7 @@ func (c *initChild) takeIdle(key string, ownState bool) (taken, fresh bool) {
 	pool.mu.Lock()
 	list := pool.idle[key]
 	for n := len(list); n > 0 && in == nil; n-- {
-		if !ownState || list[n-1].state == now {
+		if !ownState || list[n-1].state == now && (list[n-1].native == native || mutant.IdleKindBlind) {
 			in = list[n-1]
 		} else {
 			stale = append(stale, list[n-1])
@@ -136,7 +140,7 @@ func (c *initChild) takeIdle(key string, ownState bool) (taken, fresh bool) {
 		return false, false
 	}
 	in.unkeep()
-	c.ctl, c.init, c.initStart, c.initFD, c.ownInit, c.state = in.ctl, in.pid, in.start, in.fd, in.own, in.state
+	c.ctl, c.init, c.initStart, c.initFD, c.ownInit, c.state, c.native = in.ctl, in.pid, in.start, in.fd, in.own, in.state, in.native
 	return true, in.fresh
 }
 
@@ -151,7 +155,7 @@ func (c *initChild) putIdle() bool {
 	list, stale := spoiled(pool.idle[c.poolKey], now)
 	ok := len(list) < poolMax && (c.encl == nil || !c.encl.impl.poolShut)
 	if ok {
-		list = addIdleLocked(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now, state: c.state})
+		list = addIdleLocked(list, &idleInit{ctl: c.ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: c.ownInit, since: now, state: c.state, native: c.native})
 	}
 	if len(list) > 0 {
 		pool.idle[c.poolKey] = list

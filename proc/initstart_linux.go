@@ -97,7 +97,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			exit: make(chan struct{}), reader: make(chan struct{})}
 		reused, fresh := false, false
 		if pooled {
-			reused, fresh = c.takeIdle(key, ia.encl == nil)
+			reused, fresh = c.takeIdle(key, ia.encl == nil, nativeNow(a, ia))
 		}
 		// An init started ahead sends its own pidfd with its first run.
 		c.reused = reused && !fresh
@@ -207,7 +207,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		}
 	}
 	if a.cred != nil {
-		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
+		prog, native = shimprog.Path(), false // by a descriptor: the user may not reach its directory
 	}
 	if poolable(a, ia) {
 		// What the init inherits now, for the pool (a change between this
@@ -230,7 +230,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 			// The kernel or a policy will not execute a memory file here:
 			// this process's plain runs use the Go init from now on.
 			nativeOff.Store(true)
-			prog = shimprog.Direct()
+			prog, native = shimprog.Direct(), false
 			start()
 		}
 	}
@@ -243,7 +243,7 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		}
 		return fmt.Errorf("starting the run's init: %w", err)
 	}
-	c.init, c.ownInit = pid, true
+	c.init, c.ownInit, c.native = pid, true, native
 	if ia.leaf != nil {
 		ia.leaf.ReleaseFD() // the init is in
 	}
@@ -271,6 +271,16 @@ var nativeOff atomic.Bool
 // (initignoresticks) is caught through plain runs, so it keeps them.
 func nativeInitFor(a *spawnAttr, ia initAttr) bool {
 	return ia.policy == nil && !ia.holder && ia.encl == nil && a.cred == nil && !nativeOff.Load() && !mutant.InitIgnoreSticks
+}
+
+// nativeNow reports whether an init started now for a would be the
+// native one.
+func nativeNow(a *spawnAttr, ia initAttr) bool {
+	if !nativeInitFor(a, ia) {
+		return false
+	}
+	_, err := shim.NativeInit()
+	return err == nil
 }
 
 // nativeRefused reports whether err is the exec of the native init's

@@ -154,5 +154,5 @@ func startAhead(cred *Credential) (*idleInit, error) {
 		return nil, err
 	}
 	shim.Keep(int(c.initFD.Fd()))
-	return &idleInit{ctl: ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: true, since: time.Now(), fresh: true, state: c.state}, nil
+	return &idleInit{ctl: ctl, pid: c.init, start: c.initStart, fd: c.initFD, own: true, since: time.Now(), fresh: true, state: c.state, native: c.native}, nil
 }

@@ -42,6 +42,39 @@ func TestPlainRunsHaveTheNativeInit(t *testing.T) {
 	}
 }
 
+// TestIdleInitsAreOfTheKindAStartWouldMake: a plain run that takes an
+// idle init gets the kind of init a start would make now, native or Go:
+// an idle init of the other kind, kept from before the Go init was asked
+// for (or after it no longer is), is let go rather than served. The
+// tests of each kind hold that kind to its guarantees, whatever ran
+// before them.
+func TestIdleInitsAreOfTheKindAStartWouldMake(t *testing.T) {
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	defer shim.UseGoInitOnly(false)
+	parent := func() string {
+		t.Helper()
+		res, err := proc.Run(context.Background(), &proc.Spec{
+			Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
+			Containment: corral.ContainmentSubreaper,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(res.Stdout.Text()))
+	}
+	// Each run leaves its init idle, for the next to find.
+	for _, goOnly := range []bool{false, true, false, true, false} {
+		shim.UseGoInitOnly(goOnly)
+		for range 2 {
+			if exe := parent(); strings.Contains(exe, "memfd:corral-init") == goOnly {
+				t.Fatalf("with the Go init asked for %v, the command's parent is %q", goOnly, exe)
+			}
+		}
+	}
+}
+
 // TestGoInitHoldsTheEscapeMatrix: the Go init, which still holds
 // sandboxed runs, enclosures, other users' runs and the runs of machines
 // without a native init, holds every escape scenario of the plain tiers
