@@ -502,22 +502,38 @@ func (c *linuxChild) stopTree(sig syscall.Signal) (map[procKey]sentProc, []procK
 // signal does not count (the process's own wait on a run queue, or, larger,
 // the machine's CPU stall time, which covers this supervisor's wait to look
 // too): on a machine whose cores are busy the process may wait longer than
-// the window before it runs at all.
+// the window before it runs at all. What is judged is when the process
+// executed, not when this supervisor looked: a look that finds another
+// program signals again unless an earlier look already found the first
+// one past the window (a supervisor starved for a second looks late, at a
+// command executed in the window's first milliseconds).
 func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey {
 	var out []procKey
 	stall := procfs.CPUStall()
 	for _, k := range t.members() {
 		was, ok := sent[k]
+		if ok && was.past {
+			continue // what it executes now, it executes past the window
+		}
+		past := false
 		if ok {
 			if wall := time.Since(was.at); wall >= execWindow {
 				starved := max(ownWait(k.pid, stall)-was.wait, stall-was.stall)
-				if wall-starved >= execWindow {
-					continue
-				}
+				past = wall-starved >= execWindow
 			}
 		}
+		if past && mutant.LateByLook {
+			continue
+		}
 		now := image(k.pid)
-		if ok && was.image == now || goingOut(k) {
+		if ok && was.image == now {
+			if past {
+				was.past = true
+				sent[k] = was
+			}
+			continue
+		}
+		if goingOut(k) {
 			continue
 		}
 		if t.signalMember(k, withCont(sig)...) == nil {

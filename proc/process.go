@@ -892,11 +892,13 @@ type procKey struct {
 
 // sentProc is what escalate knew of a process when the stop signal went
 // to it: the program it ran, when, how long the process had waited for a
-// CPU in its life, and the machine's CPU stall time then.
+// CPU in its life, and the machine's CPU stall time then; and whether a
+// look found it running that program past execWindow.
 type sentProc struct {
 	image       string
 	at          time.Time
 	wait, stall time.Duration
+	past        bool
 }
 
 func lookPath(spec *Spec) (string, error) {
