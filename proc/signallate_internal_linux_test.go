@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"os/exec"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/corralrun/corral/internal/procfs"
 	"github.com/corralrun/corral/internal/reaper"
+	"github.com/corralrun/corral/internal/testutil/sleeper"
 )
 
 // oneTree is a tree of one process, whose signals it records.
@@ -37,15 +37,7 @@ func (t *oneTree) cgroupPath() string              { return "" }
 // after is its own (a handler that runs a clean-up program) and is not
 // signalled.
 func TestLateLookStillSignalsAnEarlyExec(t *testing.T) {
-	c := exec.Command("sleep", "60")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c.Process.Kill()
-		c.Wait()
-	}()
-	pid := c.Process.Pid
+	pid := sleeper.Start(t).Process.Pid
 	var now string
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if now = image(pid); now != "" && now != image(unix.Getpid()) {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/corralrun/corral/internal/testutil/sleeper"
 )
 
 func TestParseStatReadsNamesWithSpacesAndParentheses(t *testing.T) {
@@ -118,17 +120,8 @@ func TestDescendantsFindsGrandchildren(t *testing.T) {
 func TestFreezeKillCountsEachProcessOnce(t *testing.T) {
 	var snapshot []Stat
 	var cmds []*exec.Cmd
-	defer func() {
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}()
 	for range 3 {
-		c := exec.Command("sleep", "60")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
+		c := sleeper.Start(t)
 		cmds = append(cmds, c)
 		st, err := ReadStat(c.Process.Pid)
 		if err != nil {
@@ -145,7 +138,6 @@ func TestFreezeKillCountsEachProcessOnce(t *testing.T) {
 			t.Errorf("pid %d: %v, want killed", c.Process.Pid, err)
 		}
 	}
-	cmds = nil
 }
 
 // TestFreezeKillLeavesWhatIsExiting: a process of one thread that is
@@ -156,14 +148,7 @@ func TestFreezeKillCountsEachProcessOnce(t *testing.T) {
 // thread gone, the others running on) is still killed. The flag is set in
 // the snapshot here: nothing holds a real process in its exit for long.
 func TestFreezeKillLeavesWhatIsExiting(t *testing.T) {
-	c := exec.Command("sleep", "60")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c.Process.Kill()
-		c.Wait()
-	}()
+	c := sleeper.Start(t)
 	st, err := ReadStat(c.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
