@@ -599,10 +599,19 @@ func (c *initChild) leftGoing() bool  { return treeGoing(c.tree, c.pid) }
 func (c *linuxChild) leftGoing() bool { return treeGoing(c.tree, c.pid) }
 
 // treeGoing reports whether every member of t but main is on its way out
-// by itself (goingOut).
+// by itself (goingOut), none in uninterruptible sleep: one stuck in its
+// exit (a hung file system's close) is for the teardown, which waits for
+// it and reports it among the survivors.
 func treeGoing(t tree, main int) bool {
 	for _, k := range t.members() {
-		if k.pid != main && !goingOut(k) {
+		if k.pid == main {
+			continue
+		}
+		st, err := procfs.ReadStat(k.pid)
+		if err != nil || k.start != 0 && st.Start != k.start {
+			continue // gone
+		}
+		if !st.Exiting() || st.State == 'D' {
 			return false
 		}
 	}
