@@ -92,9 +92,18 @@ func StartingAhead() bool {
 // the idle inits of plain runs: the next plain start of an init's tier is
 // a lone one.
 func ForgetStarts() {
-	warm.mu.Lock()
-	warm.lastCold = nil
-	warm.mu.Unlock()
+	// The starters at work stop after the start they are making, which
+	// lands in the pool before it is emptied below.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		warm.mu.Lock()
+		warm.lastCold = nil
+		clear(warm.want)
+		busy := len(warm.running) > 0
+		warm.mu.Unlock()
+		if !busy || time.Now().After(deadline) {
+			break
+		}
+	}
 	var out []*idleInit
 	pool.mu.Lock()
 	for key, list := range pool.idle {
@@ -105,6 +114,21 @@ func ForgetStarts() {
 	}
 	pool.mu.Unlock()
 	letGoAll(out)
+}
+
+// NativeInitOff reports whether a start refused the native init's
+// program, so that this process's plain runs use the Go init.
+func NativeInitOff() bool { return nativeOff.Load() }
+
+// RefuseInitStarts has the starts of inits fail with what refuse returns
+// for their kind (nil: start), and returns what undoes it, turning the
+// native init on again.
+func RefuseInitStarts(refuse func(native bool) error) (restore func()) {
+	startRefused.Store(&refuse)
+	return func() {
+		startRefused.Store(nil)
+		nativeOff.Store(false)
+	}
 }
 
 // Guardian returns the pid of this process's guardian, 0 while it has

@@ -216,6 +216,11 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	}
 	var pid int
 	start := func() {
+		if refuse := startRefused.Load(); refuse != nil {
+			if err = (*refuse)(native); err != nil {
+				return
+			}
+		}
 		pid, err = reaper.StartOwned(func() (int, error) {
 			pid, err := startProcess(prog, []string{shim.Comm}, &syscall.ProcAttr{
 				Env: shim.Environ(role), Files: files, Sys: sys})
@@ -227,11 +232,19 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	} else {
 		start()
 		if err != nil && native && nativeRefused(err) {
-			// The kernel or a policy will not execute a memory file here:
-			// this process's plain runs use the Go init from now on.
-			nativeOff.Store(true)
+			// The kernel or a policy may not execute a memory file here;
+			// or the start failed for a reason of its own (placing the
+			// init in its cgroup fails with the same errors). The Go
+			// init tells: if it starts, this process's plain runs use
+			// it from now on.
+			if mutant.NativeOffOnAnyRefusal {
+				nativeOff.Store(true)
+			}
 			prog, native = shimprog.Direct(), false
 			start()
+			if err == nil {
+				nativeOff.Store(true)
+			}
 		}
 	}
 	if err != nil {
@@ -262,6 +275,10 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 // nativeOff: the native init could not be executed here; plain runs use
 // the Go init.
 var nativeOff atomic.Bool
+
+// startRefused, set by tests, fails the start of an init (native says
+// which kind) with the error it returns, if not nil, as the kernel would.
+var startRefused atomic.Pointer[func(native bool) error]
 
 // nativeInitFor reports whether the init of a is the native one
 // (internal/initelf) where this machine has it: a plain run's, started by

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,7 +37,9 @@ func TestPlainRunsHaveTheNativeInit(t *testing.T) {
 			}
 			out := string(res.Stdout.Text())
 			if !strings.Contains(out, "memfd:corral-init") || !strings.Contains(out, shim.Comm) {
-				t.Fatalf("the command's parent is %q, want the native init (memfd:corral-init, named %s)", out, shim.Comm)
+				_, err := shim.NativeInit()
+				t.Fatalf("the command's parent is %q, want the native init (memfd:corral-init, named %s); the native init's program: %v; turned off by a refused start: %v",
+					out, shim.Comm, err, proc.NativeInitOff())
 			}
 		})
 	}
@@ -72,6 +75,53 @@ func TestIdleInitsAreOfTheKindAStartWouldMake(t *testing.T) {
 				t.Fatalf("with the Go init asked for %v, the command's parent is %q", goOnly, exe)
 			}
 		}
+	}
+}
+
+// TestARefusedNativeInitFallsBackOnlyWhenTheGoInitStarts: where the
+// kernel or a policy will not execute the native init's memory file
+// (EACCES, EPERM or ENOEXEC at its start), the run starts the Go init
+// instead, and so does every later plain run of the process. A start that
+// fails with those errors whatever the program (its cgroup placement
+// refused) fails the run and leaves the native init on.
+func TestARefusedNativeInitFallsBackOnlyWhenTheGoInitStarts(t *testing.T) {
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	proc.ForgetStarts()
+	defer proc.ForgetStarts()
+	run := func() (string, error) {
+		res, err := proc.Run(context.Background(), &proc.Spec{
+			Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
+			Containment: corral.ContainmentSubreaper,
+		})
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(res.Stdout.Text())), nil
+	}
+	restore := proc.RefuseInitStarts(func(native bool) error {
+		if native {
+			return syscall.EACCES
+		}
+		return nil
+	})
+	exe, err := run()
+	off := proc.NativeInitOff()
+	restore()
+	proc.ForgetStarts()
+	if err != nil || strings.Contains(exe, "memfd:corral-init") || !off {
+		t.Fatalf("the native init refused: parent %q (%v), native init off %v; want the Go init, and off", exe, err, off)
+	}
+	restore = proc.RefuseInitStarts(func(bool) error { return syscall.EACCES })
+	_, err = run()
+	off = proc.NativeInitOff()
+	restore()
+	if err == nil || off {
+		t.Fatalf("every start refused: %v, native init off %v; want the run failed, and the native init on", err, off)
+	}
+	if exe, err := run(); err != nil || !strings.Contains(exe, "memfd:corral-init") {
+		t.Fatalf("after: parent %q (%v), want the native init", exe, err)
 	}
 }
 
