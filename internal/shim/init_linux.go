@@ -44,10 +44,18 @@ var deaf = make(chan os.Signal, 8)
 // from the list for pid 1 of a pid namespace, which no terminal's group
 // holds and whose own namespace's signals without a handler the kernel
 // drops. The Go runtime drops USR1, USR2 and ALRM itself when they are not
-// caught. Each signal caught is a round trip with the runtime's signal
-// thread, up to 0.1 ms in a process this young, before a sandbox's init
-// can read its run: three fewer for every init, five for a sandbox's.
+// caught. Each signal caught through os/signal is a round trip with the
+// runtime's signal thread, up to 0.1 ms in a process this young, before a
+// sandbox's init can read its run: the first five (endSignals), which the
+// runtime handles from its start, are ignored in the kernel instead where
+// it can (ignoreInKernel), and a fork sets them back to the default for
+// the command; TTIN and TTOU, which the runtime leaves alone until asked,
+// are caught.
 var deafSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGPIPE, unix.SIGTTIN, unix.SIGTTOU}
+
+// endSignals are the signals of deafSignals that would end the init, the
+// runtime's to handle from its start.
+var endSignals = []syscall.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGPIPE}
 
 // ignoreForCommand makes the command about to be forked inherit the
 // signals corral ignores (Config.Ignore), as a child of corral itself
@@ -99,7 +107,18 @@ func runInit() int {
 		deafSignals = deafSignals[:len(deafSignals)-2]
 	}
 	if !mutant.InitDeafOff {
-		signal.Notify(deaf, deafSignals...)
+		caught := deafSignals
+		if mutant.InitIgnoreInherited {
+			for _, s := range endSignals {
+				signal.Ignore(s)
+			}
+			caught = deafSignals[len(endSignals):]
+		} else if ignoreInKernel(endSignals...) {
+			caught = deafSignals[len(endSignals):]
+		}
+		if len(caught) > 0 {
+			signal.Notify(deaf, caught...)
+		}
 	}
 	go func() {
 		for range deaf {
