@@ -58,14 +58,11 @@ func TestIdleInitsAreOfTheKindAStartWouldMake(t *testing.T) {
 	defer shim.UseGoInitOnly(false)
 	parent := func() string {
 		t.Helper()
-		res, err := proc.Run(context.Background(), &proc.Spec{
-			Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
-			Containment: corral.ContainmentSubreaper,
-		})
+		exe, err := initProgram()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return strings.TrimSpace(string(res.Stdout.Text()))
+		return exe
 	}
 	// Each run leaves its init idle, for the next to find.
 	for _, goOnly := range []bool{false, true, false, true, false} {
@@ -90,16 +87,7 @@ func TestARefusedNativeInitFallsBackOnlyWhenTheGoInitStarts(t *testing.T) {
 	}
 	proc.ForgetStarts()
 	defer proc.ForgetStarts()
-	run := func() (string, error) {
-		res, err := proc.Run(context.Background(), &proc.Spec{
-			Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
-			Containment: corral.ContainmentSubreaper,
-		})
-		if err != nil {
-			return "", err
-		}
-		return strings.TrimSpace(string(res.Stdout.Text())), nil
-	}
+	run := initProgram
 	restore := proc.RefuseInitStarts(func(native bool) error {
 		if native {
 			return syscall.EACCES
@@ -125,6 +113,19 @@ func TestARefusedNativeInitFallsBackOnlyWhenTheGoInitStarts(t *testing.T) {
 	}
 }
 
+// initProgram runs a plain run on the subreaper tier and returns the
+// program its command's parent, the run's init, executes.
+func initProgram() (string, error) {
+	res, err := proc.Run(context.Background(), &proc.Spec{
+		Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
+		Containment: corral.ContainmentSubreaper,
+	})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(res.Stdout.Text())), nil
+}
+
 // TestGoInitHoldsTheEscapeMatrix: the Go init, which still holds
 // sandboxed runs, enclosures, other users' runs and the runs of machines
 // without a native init, holds every escape scenario of the plain tiers
@@ -137,15 +138,8 @@ func TestGoInitHoldsTheEscapeMatrix(t *testing.T) {
 		shim.UseGoInitOnly(false)
 		proc.ForgetStarts()
 	}()
-	res, err := proc.Run(context.Background(), &proc.Spec{
-		Args:        []string{"sh", "-c", `readlink /proc/$PPID/exe`},
-		Containment: corral.ContainmentSubreaper,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out := string(res.Stdout.Text()); strings.Contains(out, "memfd:corral-init") {
-		t.Fatalf("the command's parent is %q with the Go init asked for", out)
+	if out, err := initProgram(); err != nil || strings.Contains(out, "memfd:corral-init") {
+		t.Fatalf("the command's parent is %q (%v) with the Go init asked for", out, err)
 	}
 	var h hiccups
 	escapeMatrix(t, &h)
