@@ -97,7 +97,8 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 			exit: make(chan struct{}), reader: make(chan struct{})}
 		reused, fresh := false, false
 		if pooled {
-			reused, fresh = c.takeIdle(key, ia.encl == nil, nativeNow(a, ia))
+			_, native := nativeProgram(a, ia)
+			reused, fresh = c.takeIdle(key, ia.encl == nil, native)
 		}
 		// An init started ahead sends its own pidfd with its first run.
 		c.reused = reused && !fresh
@@ -199,15 +200,12 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	}
 	defer null.Close()
 	files := []uintptr{null.Fd(), null.Fd(), null.Fd(), shimEnd.Fd()}
-	prog := shimprog.Direct()
-	native := false
-	if nativeInitFor(a, ia) {
-		if p, err := shim.NativeInit(); err == nil {
-			prog, native = p, true
-		}
+	prog, native := nativeProgram(a, ia)
+	if !native {
+		prog = shimprog.Direct()
 	}
 	if a.cred != nil {
-		prog, native = shimprog.Path(), false // by a descriptor: the user may not reach its directory
+		prog = shimprog.Path() // by a descriptor: the user may not reach its directory
 	}
 	if poolable(a, ia) {
 		// What the init inherits now, for the pool (a change between this
@@ -290,14 +288,14 @@ func nativeInitFor(a *spawnAttr, ia initAttr) bool {
 	return ia.policy == nil && !ia.holder && ia.encl == nil && a.cred == nil && !nativeOff.Load() && !mutant.InitIgnoreSticks
 }
 
-// nativeNow reports whether an init started now for a would be the
-// native one.
-func nativeNow(a *spawnAttr, ia initAttr) bool {
+// nativeProgram returns the native init's program, and true, when an
+// init started now for a is the native one.
+func nativeProgram(a *spawnAttr, ia initAttr) (string, bool) {
 	if !nativeInitFor(a, ia) {
-		return false
+		return "", false
 	}
-	_, err := shim.NativeInit()
-	return err == nil
+	p, err := shim.NativeInit()
+	return p, err == nil
 }
 
 // nativeRefused reports whether err is the exec of the native init's
