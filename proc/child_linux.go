@@ -140,12 +140,14 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment) (child, error) {
 	if a.cred != nil {
 		uid = int(a.cred.UID)
 	}
+	early := forkEarly(a, tier)
 	b, err := newRunBox(a, uid)
 	if err != nil {
+		early.abandon()
 		return nil, err
 	}
 	a.env = append(a.env, b.env...)
-	ia := initAttr{tier: tier, policy: b.policy, box: b, limits: noLimits(a.limit)}
+	ia := initAttr{tier: tier, policy: b.policy, box: b, limits: noLimits(a.limit), early: early}
 	if ia.tier == corral.ContainmentCgroup {
 		root, _ := cgroup.Detect()
 		if ia.leaf, err = root.NewLeaf(a.label); err != nil {
@@ -158,12 +160,20 @@ func spawnSandboxed(a *spawnAttr, tier corral.Containment) (child, error) {
 	if err != nil {
 		return nil, b.startError(err)
 	}
-	// While the command runs: nothing waits for these.
-	sweepBoxTmpsDue()
-	if ia.leaf != nil {
-		root, _ := cgroup.Detect()
-		root.Sweep()
-	}
+	// While the command runs, beside it: no command waits for these, and
+	// the run's end waits for them (releaseBox), so that none outlives it.
+	c.chores = make(chan struct{})
+	go func() {
+		defer close(c.chores)
+		if hold := choresHeld.Load(); hold != nil {
+			<-*hold
+		}
+		sweepBoxTmpsDue()
+		if ia.leaf != nil {
+			root, _ := cgroup.Detect()
+			root.Sweep()
+		}
+	}()
 	return c, nil
 }
 
@@ -871,3 +881,7 @@ func (c *linuxChild) claimedOrphans() bool {
 	}
 	return false
 }
+
+// choresHeld, set by a test, holds a sandboxed run's chores until the
+// channel closes.
+var choresHeld atomic.Pointer[chan struct{}]

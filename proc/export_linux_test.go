@@ -2,6 +2,7 @@ package proc
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -138,4 +139,24 @@ func Guardian() (pid int, native bool) {
 		return g.Pid(), g.Native()
 	}
 	return 0, false
+}
+
+// EarlyForks counts the sandboxes' inits forked while their box was made.
+func EarlyForks() int64 { return earlyForks.Load() }
+
+// HoldChores holds the chores of the sandboxed runs started from now on
+// (their sweep made due) until release is called.
+func HoldChores() (release func()) {
+	ch := make(chan struct{})
+	choresHeld.Store(&ch)
+	boxTmpSweep.mu.Lock()
+	boxTmpSweep.last = time.Time{}
+	boxTmpSweep.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			choresHeld.Store(nil)
+			close(ch)
+		})
+	}
 }

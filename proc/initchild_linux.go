@@ -37,9 +37,10 @@ type initChild struct {
 	tree tree         // the command's tree, below the init
 	leaf *cgroup.Leaf // cgroup tier: the leaf the init was born in
 
-	detachErr string     // why detached processes end with this process
-	box       *box       // a one-shot sandbox: released with the run
-	encl      *Enclosure // the enclosure the run is in
+	detachErr string        // why detached processes end with this process
+	box       *box          // a one-shot sandbox: released with the run
+	chores    chan struct{} // closed when the sweeps started with the run are done
+	encl      *Enclosure    // the enclosure the run is in
 	mechs     []string
 	abi       int
 	report    *corral.SandboxReport // set by finish

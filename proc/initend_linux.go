@@ -270,11 +270,15 @@ func (c *initChild) closeFDs() {
 	}
 }
 
-// releaseBox closes the run's one-shot sandbox: its relays, and its
+// releaseBox waits for the run's chores (sweeps started beside its
+// command), and closes the run's one-shot sandbox: its relays, and its
 // private /tmp, whose removal the kernel may hold while it takes the
 // sandbox's mounts down (as nobody on a machine busy with other
 // namespaces: up to 440 ms measured), which is the machine's time.
 func (c *initChild) releaseBox() {
+	if c.chores != nil && !mutant.ChoresUnjoined {
+		<-c.chores
+	}
 	switch {
 	case c.box == nil:
 	case c.kernel != nil:

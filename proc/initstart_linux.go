@@ -45,7 +45,8 @@ type initAttr struct {
 	limits string
 	box    *box
 	encl   *Enclosure
-	holder bool // start an enclosure's holder, not a run's init
+	holder bool       // start an enclosure's holder, not a run's init
+	early  *earlyInit // a sandbox's init, forked while its box was made
 }
 
 // startInit starts the command of a through an init: a new one (a holder,
@@ -81,6 +82,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	cfg.OneShot = !pooled && !ia.holder && ia.encl == nil
 	cfgFile, err := shim.ConfigFile(cfg)
 	if err != nil {
+		ia.early.abandon()
 		return nil, err
 	}
 	defer cfgFile.Close()
@@ -93,8 +95,16 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 		key = enclosureKey(ia.encl.impl)
 	}
 	for {
-		c := &initChild{tier: ia.tier, why: ia.why, limits: ia.limits, leaf: ia.leaf, box: ia.box, encl: ia.encl,
-			exit: make(chan struct{}), reader: make(chan struct{})}
+		c := &initChild{exit: make(chan struct{}), reader: make(chan struct{})}
+		var err error
+		if ia.early != nil {
+			c, err = ia.early.take()
+		}
+		c.tier, c.why, c.limits, c.leaf, c.box, c.encl = ia.tier, ia.why, ia.limits, ia.leaf, ia.box, ia.encl
+		if err != nil {
+			c.abandonInit()
+			return nil, err
+		}
 		reused, fresh := false, false
 		if pooled {
 			_, native := nativeProgram(a, ia)
@@ -105,7 +115,7 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 		if fresh || (reused && mutant.PrestartChurn) {
 			tookWarm(key, a.cred)
 		}
-		if !reused {
+		if !reused && ia.early == nil {
 			if pooled && (ia.encl == nil || mutant.PrestartEnclosure) {
 				// Only a plain run's init is started ahead: an
 				// enclosure's are its holder's, in its namespaces.
