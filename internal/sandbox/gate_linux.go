@@ -63,11 +63,7 @@ func Gate(ctx context.Context, notifyFD int, p *Policy) error {
 	if notifyFD < 0 {
 		return nil
 	}
-	g, err := newGate(p, notifyFD)
-	if err != nil {
-		unix.Close(notifyFD)
-		return err
-	}
+	g := &gate{p: p, listener: notifyFD}
 	if err := unix.SetNonblock(notifyFD, true); err != nil {
 		unix.Close(notifyFD)
 		return fmt.Errorf("sandbox: gate: %w", err)
@@ -127,15 +123,25 @@ func Gate(ctx context.Context, notifyFD int, p *Policy) error {
 type gate struct {
 	p        *Policy
 	listener int
-	allowed  map[uint64]bool // mount ids where sockets may be connected to
+	// The mount ids where sockets may be connected to, read from the
+	// mount table at the first connect that needs them: most commands
+	// connect no pathname socket, and the sandbox's mounts no longer
+	// change once it is built (its commands hold no capability, and no
+	// mount of the host's propagates into it).
+	mounts struct {
+		once sync.Once
+		ids  map[uint64]bool
+		err  error
+	}
 }
 
-func newGate(p *Policy, listener int) (*gate, error) {
-	mounts, err := allowedMounts(append(p.WritableRoots(), "/tmp", "/var/tmp", "/dev/shm"))
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: gate: %w", err)
-	}
-	return &gate{p: p, listener: listener, allowed: mounts}, nil
+// allowedMount reports whether mount id is a read-write mount of the
+// writable areas. A mount table that cannot be read allows none.
+func (g *gate) allowedMount(id uint64) bool {
+	g.mounts.once.Do(func() {
+		g.mounts.ids, g.mounts.err = allowedMounts(append(g.p.WritableRoots(), "/tmp", "/var/tmp", "/dev/shm"))
+	})
+	return g.mounts.err == nil && g.mounts.ids[id]
 }
 
 // receive waits until a notification is pending and takes it. It returns
@@ -399,7 +405,7 @@ func (g *gate) allowedSocket(pin int, st *unix.Stat_t) bool {
 	if err := unix.Statx(pin, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sx); err != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
 		return false
 	}
-	return g.allowed[sx.Mnt_id]
+	return g.allowedMount(sx.Mnt_id)
 }
 
 // allowedMounts returns the ids of the read-write mounts at or below one of

@@ -242,6 +242,9 @@ type forked struct {
 	abi    int
 	stage  string // what failed: "confine" or "start"
 	err    error
+
+	reported bool // reportStart ran, on the confined thread
+	sent     int  // what it did
 }
 
 // confinedThread runs fn on a new OS thread, confined for the sandbox
@@ -308,7 +311,16 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	restore := ignoreForCommand(st.cfg.Ignore)
 	defer restore()
 	if st.cfg.Policy != nil && !st.cfg.Confined {
-		c = st.confinedThread(fork)
+		// The confined thread reports the start itself, before it ends:
+		// handing its processor back to another thread takes a wake-up
+		// that would otherwise come before the report, while the command
+		// starts on the other CPU.
+		c = st.confinedThread(func(f *forked) {
+			fork(f)
+			if f.err == nil {
+				f.reported, f.sent = true, st.reportStart(f, stdio)
+			}
+		})
 	} else {
 		// Nothing to confine: any thread forks.
 		c.notify = -1
@@ -318,8 +330,34 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		st.fail(c.stage, c.err)
 		return false
 	}
-	// The command's stdio are the command's: holding them open here would
-	// keep its pipes from reading end of file when it and its tree are done.
+	if !c.reported {
+		c.sent = st.reportStart(&c, stdio)
+	}
+	switch c.sent {
+	case startFailed:
+		return false
+	case corralGone:
+		// Corral is gone already: nothing may outlive it.
+		st.killTree()
+		return false
+	}
+	stopGate := st.gate(c.notify)
+	defer stopGate()
+	return st.serve(c.pid)
+}
+
+// What reportStart did.
+const (
+	startReported = iota
+	startFailed   // the command is killed, corral told why
+	corralGone    // the report could not be sent
+)
+
+// reportStart tells corral that command c runs: it closes the command's
+// stdio here (holding them open would keep its pipes from reading end of
+// file when it and its tree are done), and sends the command's pidfd, the
+// init's own with its first run, and the sandbox's listeners.
+func (st *initState) reportStart(c *forked, stdio []*os.File) int {
 	closeAll(stdio)
 	// The command is this process's child and not reaped yet: its pid
 	// cannot have been recycled.
@@ -328,7 +366,7 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	if err != nil {
 		unix.Kill(c.pid, unix.SIGKILL)
 		st.fail("start", fmt.Errorf("pidfd of the command: %w", err))
-		return false
+		return startFailed
 	}
 	// The init's own pidfd goes with its first run only: corral keeps it
 	// for the init's life.
@@ -339,7 +377,7 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 			unix.Close(cmdFD)
 			unix.Kill(c.pid, unix.SIGKILL)
 			st.fail("start", fmt.Errorf("pidfd of the init: %w", err))
-			return false
+			return startFailed
 		}
 		fds = append(fds, selfFD)
 	}
@@ -355,17 +393,12 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	for _, fd := range fds[:len(fds)-len(st.ports)] {
 		unix.Close(fd)
 	}
-	files := st.ports
-	closeAll(files)
+	closeAll(st.ports)
 	st.ports, st.mech = nil, nil
 	if err != nil {
-		// Corral is gone already: nothing may outlive it.
-		st.killTree()
-		return false
+		return corralGone
 	}
-	stopGate := st.gate(c.notify)
-	defer stopGate()
-	return st.serve(c.pid)
+	return startReported
 }
 
 // gate answers the sandbox's Unix-socket gate until the returned func is
