@@ -30,6 +30,7 @@ func sandboxInits(t *testing.T) []int {
 	}
 	var out []int
 	for _, task := range tasks {
+		// A thread may end meanwhile: its children are then another's.
 		b, _ := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "children"))
 		for _, f := range strings.Fields(string(b)) {
 			pid, _ := strconv.Atoi(f)
