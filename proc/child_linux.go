@@ -528,7 +528,17 @@ func signalLate(t tree, sig syscall.Signal, sent map[procKey]sentProc) []procKey
 		past := false
 		if ok {
 			if wall := time.Since(was.at); wall >= execWindow {
-				starved := max(ownWait(k.pid, stall)-was.wait, stall-was.stall)
+				// Its own wait since the signal, or the machine's stall,
+				// whichever is larger: the machine's is a mean over its
+				// CPUs, less than the wait of a process queued on one busy
+				// CPU while the other ran. Where its wait at the signal
+				// went unread (the machine's stall was), its whole life's
+				// wait counts: more, never less.
+				own := runWait(k.pid) - was.wait
+				if mutant.LateOwnWaitIgnored && stall > 0 {
+					own = 0
+				}
+				starved := max(own, stall-was.stall)
 				past = wall-starved >= execWindow
 			}
 		}
@@ -660,6 +670,10 @@ func image(pid int) string {
 	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	return exe
 }
+
+// runWait returns how long pid has waited for a CPU in its life (a test
+// fakes it).
+var runWait = procfs.RunWait
 
 // ownWait returns how long pid has waited for a CPU in its life, where
 // the machine's CPU stall time (stall, never less) is not kept; 0

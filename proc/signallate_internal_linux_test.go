@@ -76,3 +76,32 @@ func TestLateLookStillSignalsAnEarlyExec(t *testing.T) {
 		t.Errorf("a program executed after a look past the window: signalled %d times, want none", n)
 	}
 }
+
+// TestLateLookCountsTheProcesssOwnWait: a shell's child that waited on a
+// busy CPU's run queue, between its fork and its exec, longer than the
+// window is not past the window: the machine's CPU stall, a mean over its
+// CPUs, may be far less than that one process's wait, and the process's
+// own wait counts even where the machine's is read.
+func TestLateLookCountsTheProcesssOwnWait(t *testing.T) {
+	pid := sleeper.Start(t).Process.Pid
+	st, err := procfs.ReadStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := procKey{pid: pid, start: st.Start}
+	// Two seconds since the signal, the machine hardly stalled meanwhile,
+	// and the process queued for 1.9 s of them.
+	real := runWait
+	runWait = func(int) time.Duration { return 1900 * time.Millisecond }
+	defer func() { runWait = real }()
+	tr := &oneTree{k: k}
+	was := sentProc{image: image(pid), at: time.Now().Add(-2 * time.Second), stall: procfs.CPUStall()}
+	if was.stall == 0 {
+		was.stall = time.Hour // the machine's stall as if read, and not grown since
+	}
+	sent := map[procKey]sentProc{k: was}
+	signalLate(tr, unix.SIGTERM, sent)
+	if sent[k].past {
+		t.Fatal("a process that waited 1.9 s of the 2 s since the signal for a CPU was judged past the 250 ms window")
+	}
+}
