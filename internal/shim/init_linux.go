@@ -243,8 +243,7 @@ type forked struct {
 	stage  string // what failed: "confine" or "start"
 	err    error
 
-	reported bool // reportStart ran, on the confined thread
-	sent     int  // what it did
+	sent int // what reportStart did, once it started
 }
 
 // confinedThread runs fn on a new OS thread, confined for the sandbox
@@ -305,22 +304,19 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		})
 		if f.err != nil {
 			f.stage = "start"
+			return
 		}
+		// Reported from the thread that forked: a confined thread that
+		// ended first would hand its processor back to another thread, a
+		// wake-up before the report while the command starts on the
+		// other CPU.
+		f.sent = st.reportStart(f, stdio)
 	}
 	var c forked
 	restore := ignoreForCommand(st.cfg.Ignore)
 	defer restore()
 	if st.cfg.Policy != nil && !st.cfg.Confined {
-		// The confined thread reports the start itself, before it ends:
-		// handing its processor back to another thread takes a wake-up
-		// that would otherwise come before the report, while the command
-		// starts on the other CPU.
-		c = st.confinedThread(func(f *forked) {
-			fork(f)
-			if f.err == nil {
-				f.reported, f.sent = true, st.reportStart(f, stdio)
-			}
-		})
+		c = st.confinedThread(fork)
 	} else {
 		// Nothing to confine: any thread forks.
 		c.notify = -1
@@ -329,9 +325,6 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	if c.err != nil {
 		st.fail(c.stage, c.err)
 		return false
-	}
-	if !c.reported {
-		c.sent = st.reportStart(&c, stdio)
 	}
 	switch c.sent {
 	case startFailed:
