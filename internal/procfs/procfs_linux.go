@@ -327,7 +327,10 @@ func Signal(pid int, start uint64, sigs ...unix.Signal) error {
 // meant. A pid recycled before the pin fails the check; one recycled after
 // it is not reached, because the signals go through the pidfd. It returns
 // an error wrapping ErrGone when the process is not there (or not the one
-// meant).
+// meant) before the first signal. A process that the first signal reached
+// was signalled: that it died of it and was reaped before the next one (a
+// SIGCONT after a SIGTERM, on a machine that ran its exit and its parent's
+// wait in between) is its end, not its absence, and SignalIf returns nil.
 func SignalIf(pid int, same func() bool, sigs ...unix.Signal) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch {
@@ -343,21 +346,30 @@ func SignalIf(pid int, same func() bool, sigs ...unix.Signal) error {
 	if !same() {
 		return ErrGone
 	}
-	for _, sig := range sigs {
+	for i, sig := range sigs {
+		if i > 0 && betweenSignals != nil {
+			betweenSignals(pid)
+		}
 		if fd >= 0 {
 			err = unix.PidfdSendSignal(fd, sig, nil, 0)
 		} else {
 			err = unix.Kill(pid, sig)
 		}
-		if errors.Is(err, unix.ESRCH) {
+		switch {
+		case errors.Is(err, unix.ESRCH) && i > 0 && !mutant.LaterSignalGone:
+			return nil // gone since an earlier signal reached it
+		case errors.Is(err, unix.ESRCH):
 			return ErrGone
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
 	}
 	return nil
 }
+
+// betweenSignals, when set (by a test), runs before each signal of
+// SignalIf after the first.
+var betweenSignals func(pid int)
 
 // Memory returns a memory figure of /proc/PID/status in bytes: field is its
 // name, such as "VmRSS" (resident now) or "VmHWM" (peak resident). Pid 0 is

@@ -263,3 +263,38 @@ func TestHasTokenSeesAProcessThroughItsExecs(t *testing.T) {
 		}
 	}
 }
+
+// TestASignalThatKillsBeforeTheNextCounts: a stop signal is followed by
+// SIGCONT; a process that died of the first and was reaped (by its
+// parent, an init that reaps at once) before the second was reached by
+// corral's signal, and Signal says so. The test reaps it between the two
+// signals itself, through the hook a loaded machine would take the place
+// of.
+func TestASignalThatKillsBeforeTheNextCounts(t *testing.T) {
+	c := sleeper.Start(t)
+	st, err := ReadStat(c.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaped := false
+	betweenSignals = func(pid int) {
+		if pid == c.Process.Pid && !reaped {
+			reaped = true
+			c.Wait()
+		}
+	}
+	defer func() { betweenSignals = nil }()
+	if err := Signal(st.Pid, st.Start, syscall.SIGTERM, syscall.SIGCONT); err != nil {
+		t.Fatalf("Signal of a process its first signal killed: %v, want nil (it was signalled)", err)
+	}
+	if !reaped {
+		t.Fatal("the hook between the signals did not run")
+	}
+	if ws := c.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("the process ended %v, want by SIGTERM", ws)
+	}
+	// Gone before the first signal: not signalled.
+	if err := Signal(st.Pid, st.Start, syscall.SIGTERM, syscall.SIGCONT); err == nil {
+		t.Fatal("Signal of a reaped process: nil, want ErrGone")
+	}
+}
