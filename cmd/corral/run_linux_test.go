@@ -174,6 +174,49 @@ func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
 	}
 }
 
+// TestRunSandboxedHasANetworkOfItsOwnToItsInit: under network none the
+// command is in a network namespace other than corral's, with lo alone,
+// and so is every thread of its init (corral-shim, beside corral here):
+// none shows the command the host's interfaces through
+// /proc/1/task/*/net, which any process that sees pid 1 may read.
+func TestRunSandboxedHasANetworkOfItsOwnToItsInit(t *testing.T) {
+	tag := testutil.Tag(t)
+	script := `echo "netns $(readlink /proc/self/ns/net)"
+tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/interface /'
+for f in /proc/1/task/*/net/dev; do tail -n +3 "$f" | cut -d: -f1 | tr -d ' ' | sed 's/^/init-thread-interface /'; done`
+	out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--", "bash", "-c", script)
+	if code != 0 {
+		if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
+			t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
+		}
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "netns net:[") || strings.Contains(out, "netns "+own+"\n") {
+		t.Fatalf("the command is not in a network namespace of its own (corral's is %s):\n%s", own, out)
+	}
+	if strings.Count(out, "\ninterface ") != 1 || !strings.Contains(out, "\ninterface lo\n") {
+		t.Fatalf("the command's network namespace has other interfaces than lo:\n%s", out)
+	}
+	threads := 0
+	for _, line := range strings.Split(out, "\n") {
+		name, ok := strings.CutPrefix(line, "init-thread-interface ")
+		if !ok {
+			continue
+		}
+		if name != "lo" {
+			t.Fatalf("a thread of the sandbox's init shows the host's interface %s:\n%s", name, out)
+		}
+		threads++
+	}
+	if threads == 0 {
+		t.Fatalf("no thread of the init could be read (the check would prove nothing):\n%s", out)
+	}
+}
+
 // TestRunRefusesASandboxItsUserMayNotMake: corral checks the sandbox's
 // mechanisms before a sandboxed run and leaves the namespaces to the
 // init's own clone, without a probe's clone of its own first; where the
