@@ -58,10 +58,7 @@ func TestSandboxWritesOnlyTheWorkspaceAndReachesNothing(t *testing.T) {
 	script := `echo x > /etc/corral-sandbox-test && echo WROTE-ETC
 echo ok > ./ok
 exec 3<>/dev/tcp/127.0.0.1/PORT && echo CONNECTED
-echo "netns $(readlink /proc/self/ns/net)"
-tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/interface /'
-for f in /proc/1/task/*/net/dev; do tail -n +3 $f | cut -d: -f1 | tr -d ' ' | sed 's/^/init-thread-interface /'; done
-true`
+` + testutil.NetnsProbe + `true`
 	res, err := proc.Run(context.Background(), &proc.Spec{
 		Args:    []string{"bash", "-c", strings.ReplaceAll(script, "PORT", strconv.Itoa(port))},
 		Env:     []string{testutil.TagEnvVar(tag)},
@@ -76,23 +73,7 @@ true`
 	if strings.Contains(out, "WROTE-ETC") || strings.Contains(out, "CONNECTED") {
 		t.Fatalf("the sandbox did not hold:\n%s", out)
 	}
-	own, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "netns net:[") || strings.Contains(out, "netns "+own) {
-		t.Fatalf("the command is not in a network namespace of its own (corral's is %s):\n%s", own, out)
-	}
-	if n := strings.Count(out, "\ninterface "); n != 1 || !strings.Contains(out, "\ninterface lo\n") {
-		t.Fatalf("the command's network namespace has other interfaces than lo:\n%s", out)
-	}
-	// Its init's threads are in it too (or cannot be read): what they
-	// show is the sandbox's network, not the host's.
-	for _, line := range strings.Split(out, "\n") {
-		if name, ok := strings.CutPrefix(line, "init-thread-interface "); ok && name != "lo" {
-			t.Fatalf("a thread of the sandbox's init shows the host's interface %s:\n%s", name, out)
-		}
-	}
+	testutil.AssertOwnNetns(t, out)
 	if _, err := os.Stat("/etc/corral-sandbox-test"); err == nil {
 		os.Remove("/etc/corral-sandbox-test")
 		t.Fatal("the run wrote /etc")

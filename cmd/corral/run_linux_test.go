@@ -181,40 +181,14 @@ func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
 // /proc/1/task/*/net, which any process that sees pid 1 may read.
 func TestRunSandboxedHasANetworkOfItsOwnToItsInit(t *testing.T) {
 	tag := testutil.Tag(t)
-	script := `echo "netns $(readlink /proc/self/ns/net)"
-tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/interface /'
-for f in /proc/1/task/*/net/dev; do tail -n +3 "$f" | cut -d: -f1 | tr -d ' ' | sed 's/^/init-thread-interface /'; done`
-	out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--", "bash", "-c", script)
+	out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--", "bash", "-c", testutil.NetnsProbe)
 	if code != 0 {
 		if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
 			t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
 		}
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	own, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "netns net:[") || strings.Contains(out, "netns "+own+"\n") {
-		t.Fatalf("the command is not in a network namespace of its own (corral's is %s):\n%s", own, out)
-	}
-	if strings.Count(out, "\ninterface ") != 1 || !strings.Contains(out, "\ninterface lo\n") {
-		t.Fatalf("the command's network namespace has other interfaces than lo:\n%s", out)
-	}
-	threads := 0
-	for _, line := range strings.Split(out, "\n") {
-		name, ok := strings.CutPrefix(line, "init-thread-interface ")
-		if !ok {
-			continue
-		}
-		if name != "lo" {
-			t.Fatalf("a thread of the sandbox's init shows the host's interface %s:\n%s", name, out)
-		}
-		threads++
-	}
-	if threads == 0 {
-		t.Fatalf("no thread of the init could be read (the check would prove nothing):\n%s", out)
-	}
+	testutil.AssertOwnNetns(t, out)
 }
 
 // TestRunRefusesASandboxItsUserMayNotMake: corral checks the sandbox's
