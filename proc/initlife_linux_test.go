@@ -70,26 +70,38 @@ func TestInitDropsTheSignalsItsCommandSendsIt(t *testing.T) {
 // than wait for corral to tell it to (shim.Config.OneShot).
 func TestSandboxInitGoesOnceItsRunIsOver(t *testing.T) {
 	needSandbox(t)
-	testutil.CheckFDs(t)
-	var went []bool
-	defer proc.WatchInitsExiting(10*time.Second, func(b bool) { went = append(went, b) })()
-	tag := testutil.Tag(t)
-	res, err := proc.Run(context.Background(), &proc.Spec{
-		Args:    []string{"sh", "-c", "echo ran"},
-		Env:     []string{testutil.TagEnvVar(tag)},
-		Dir:     workspace(t),
-		Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
-	})
-	if err != nil {
-		t.Fatal(err)
+	// Both inits: the native one holds sandboxes where it can, the Go one
+	// those with listeners, and every sandbox elsewhere.
+	defer func() {
+		shim.UseGoInitOnly(false)
+		proc.ForgetStarts()
+	}()
+	for _, goInit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "native init", true: "Go init"}[goInit], func(t *testing.T) {
+			shim.UseGoInitOnly(goInit)
+			proc.ForgetStarts()
+			testutil.CheckFDs(t)
+			var went []bool
+			defer proc.WatchInitsExiting(10*time.Second, func(b bool) { went = append(went, b) })()
+			tag := testutil.Tag(t)
+			res, err := proc.Run(context.Background(), &proc.Spec{
+				Args:    []string{"sh", "-c", "echo ran"},
+				Env:     []string{testutil.TagEnvVar(tag)},
+				Dir:     workspace(t),
+				Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stdout.Text() != "ran\n" || res.ExitCode != 0 {
+				t.Fatalf("stdout %q (%s)", res.Stdout.Text(), res.Status())
+			}
+			if len(went) != 1 || !went[0] {
+				t.Fatalf("the sandbox's init had not exited by itself 10 s after its run was over (%v)", went)
+			}
+			testutil.AssertNoTagged(t, tag, 5*time.Second)
+		})
 	}
-	if res.Stdout.Text() != "ran\n" || res.ExitCode != 0 {
-		t.Fatalf("stdout %q (%s)", res.Stdout.Text(), res.Status())
-	}
-	if len(went) != 1 || !went[0] {
-		t.Fatalf("the sandbox's init had not exited by itself 10 s after its run was over (%v)", went)
-	}
-	testutil.AssertNoTagged(t, tag, 5*time.Second)
 }
 
 // TestSandboxTierIsItsNamespaceUnlessACgroupIsNeeded: a sandboxed run is

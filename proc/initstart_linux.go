@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,6 +48,7 @@ type initAttr struct {
 	encl   *Enclosure
 	holder bool       // start an enclosure's holder, not a run's init
 	early  *earlyInit // a sandbox's init, forked while its box was made
+	goInit bool       // the Go init, even where the native one would do
 }
 
 // startInit starts the command of a through an init: a new one (a holder,
@@ -80,6 +82,9 @@ func startInit(a *spawnAttr, ia initAttr) (*initChild, error) {
 	// the run is over.
 	pooled := poolable(a, ia)
 	cfg.OneShot = !pooled && !ia.holder && ia.encl == nil
+	if ia.policy != nil && !ia.holder {
+		cfg.Plan = nativePlan(a, &ia)
+	}
 	cfgFile, err := shim.ConfigFile(cfg)
 	if err != nil {
 		ia.early.abandon()
@@ -280,6 +285,41 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 	return nil
 }
 
+// nativePlan returns the native init's plan for the sandboxed run of a,
+// or nil when its init is the Go one: then an init forked early as the
+// native one is abandoned, and the run's init is forked as the Go one. A
+// Go init ignores a plan, so that an init that turns out to be the Go one
+// after all (the native one refused to execute) serves the run as ever.
+func nativePlan(a *spawnAttr, ia *initAttr) *sandbox.NativePlan {
+	if _, native := nativeProgram(a, *ia); native {
+		plan, err := sandbox.Native(ia.policy, goInitProgram())
+		if err == nil {
+			return plan
+		}
+	}
+	ia.goInit = true
+	if e := ia.early; e != nil {
+		if c, _ := e.take(); c.native {
+			e.abandon()
+			ia.early = nil
+		}
+	}
+	return nil
+}
+
+// goInitProgram is the Go init's program as a path the native init can
+// open: the companion, or this program (not /proc/self/exe, which is the
+// native init's own there).
+var goInitProgram = sync.OnceValue(func() string {
+	p := shimprog.Direct()
+	if p == shimprog.Self {
+		if exe, err := os.Executable(); err == nil {
+			return exe
+		}
+	}
+	return p
+})
+
 // nativeOff: the native init could not be executed here; plain runs use
 // the Go init.
 var nativeOff atomic.Bool
@@ -295,7 +335,20 @@ var startRefused atomic.Pointer[func(native bool) error]
 // found by a path that user can reach. The Go init's own mutant
 // (initignoresticks) is caught through plain runs, so it keeps them.
 func nativeInitFor(a *spawnAttr, ia initAttr) bool {
-	return ia.policy == nil && !ia.holder && ia.encl == nil && a.cred == nil && !nativeOff.Load() && !mutant.InitIgnoreSticks
+	if ia.holder || ia.encl != nil || a.cred != nil || ia.goInit || nativeOff.Load() || mutant.InitIgnoreSticks {
+		return false
+	}
+	if p := ia.policy; p != nil {
+		if mutant.NativeSandboxOff {
+			return false
+		}
+		// A sandbox the native init builds itself (sandbox.Native): no
+		// listeners for a proxy or the host's loopback, which an early
+		// fork knows only from the sandbox asked for, and no guard alone.
+		return p.Guard == nil && p.ProxyPort == 0 && len(p.Loopback) == 0 &&
+			(len(a.sandbox.AllowHosts) == 0 || a.sandbox.Network != corral.NetworkNone)
+	}
+	return true
 }
 
 // nativeProgram returns the native init's program, and true, when an

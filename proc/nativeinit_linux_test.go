@@ -21,7 +21,8 @@ import (
 // TestPlainRunsHaveTheNativeInit: on linux/amd64 a plain run of the
 // subreaper and process-group tiers is held by the native init
 // (internal/initelf), not a Go program: its command's parent is the
-// sealed memory file corral-init. A sandboxed run keeps the Go init.
+// sealed memory file corral-init. (A sandboxed run's:
+// TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox.)
 func TestPlainRunsHaveTheNativeInit(t *testing.T) {
 	if initelf.Image() == nil {
 		t.Skip("SKIP: no native init for this architecture")

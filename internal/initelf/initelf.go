@@ -1,17 +1,20 @@
-// Package initelf is the init of a plain run (see internal/shim) as a
-// native program: a static ELF executable of a few kilobytes that corral
-// writes to a sealed memory file and executes, so that the subreaper and
-// process-group tiers do not pay a Go program's start, and its round
-// trips between threads, for every run.
+// Package initelf is the init of a plain or sandboxed run (see
+// internal/shim) as a native program: a static ELF executable of 20 KB
+// that corral writes to a sealed memory file and executes, so that a run
+// does not pay a Go program's start, and its round trips between
+// threads, before its command.
 //
-// It keeps the Go init's contract and speaks its protocol; it serves only
-// plain runs (no sandbox, no enclosure, no other user: those keep the Go
-// init, which builds the sandbox and changes users). Its source is
+// It keeps the Go init's contract and speaks its protocol. It serves plain
+// runs and sandboxes with no listeners, which it builds and confines from
+// the plan corral computed (internal/sandbox.Native); at a sandboxed
+// command's first connect() of a Unix socket it executes the Go init in
+// its own process to serve the gate (internal/shim's ResumeEnv).
+// Sandboxes with listeners, guards alone, enclosures and other users'
+// runs keep the Go init, as do other architectures and kernels or
+// policies that refuse to execute a memory file. Its source is
 // testdata/init_amd64.c, freestanding C compiled position-independent with
 // no C library (testdata/gen.sh); TestCodeIsItsSourceCompiled checks the
-// bytes against the source where the same compiler is installed. Other
-// architectures, and kernels or policies that refuse to execute a memory
-// file, use the Go init.
+// bytes against the source where the same compiler is installed.
 package initelf
 
 import (

@@ -52,40 +52,55 @@ func landlockFSRights(abi int) uint64 {
 // on): the harmless ones Prepare puts in the sandbox's /dev.
 var devWritable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// landlockRuleset builds the ruleset for p: read and execute everywhere;
-// every right in the writable roots, /tmp, /var/tmp, /dev/pts and
-// /dev/shm; writes to the harmless devices; from ABI 9 connections to the
-// allowed pathname sockets; from ABI 6 under network none, no signals and
-// no abstract Unix sockets outside the command's own domain. It returns the
-// ruleset's descriptor, not yet enforced.
-func landlockRuleset(p *Policy, abi int) (int, error) {
+// landlockRule grants rights beneath each of paths; an optional path may
+// be missing.
+type landlockRule struct {
+	paths    []string
+	rights   uint64
+	optional bool
+}
+
+// landlockPlan returns what the sandbox asks of Landlock for p at the
+// given ABI: read and execute everywhere; every right in the writable
+// roots, /tmp, /var/tmp, /dev/pts and /dev/shm; writes to the harmless
+// devices; from ABI 9 connections to the allowed pathname sockets; from
+// ABI 6 under network none, no signals and no abstract Unix sockets
+// outside the command's own domain. Each rule's rights are within the
+// handled ones. Both inits build their ruleset from it: the Go init here,
+// the native one from NativePlan.
+func landlockPlan(p *Policy, abi int) (landlockRulesetAttr, []landlockRule) {
 	handled := landlockFSRights(abi)
 	attr := landlockRulesetAttr{handledFS: handled}
 	if abi >= 6 && p.Network == corral.NetworkNone {
 		attr.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if errno != 0 {
-		return -1, fmt.Errorf("landlock ruleset: %w", errno)
-	}
-	rs := int(fd)
-	type rule struct {
-		paths    []string
-		rights   uint64
-		optional bool
-	}
-	rules := []rule{
+	rules := []landlockRule{
 		{[]string{"/"}, landlockReadRights, false},
 		{landlockWritable(p), handled, false},
 		{[]string{"/var/tmp", "/dev/pts", "/dev/shm"}, handled, true},
 		{devWritable, landlockFileRights, true},
 	}
 	if abi >= landlockUnixABI {
-		rules = append(rules, rule{p.AllowUnixSockets, unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX, true})
+		rules = append(rules, landlockRule{p.AllowUnixSockets, unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX, true})
 	}
+	for i := range rules {
+		rules[i].rights &= handled
+	}
+	return attr, rules
+}
+
+// landlockRuleset builds the ruleset of landlockPlan for p and returns its
+// descriptor, not yet enforced.
+func landlockRuleset(p *Policy, abi int) (int, error) {
+	attr, rules := landlockPlan(p, abi)
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("landlock ruleset: %w", errno)
+	}
+	rs := int(fd)
 	for _, r := range rules {
 		for _, path := range r.paths {
-			if err := landlockAllow(rs, path, r.rights&handled); err != nil {
+			if err := landlockAllow(rs, path, r.rights); err != nil {
 				if r.optional && errors.Is(err, os.ErrNotExist) {
 					continue
 				}

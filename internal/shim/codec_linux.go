@@ -113,8 +113,29 @@ func (c *Config) marshal(b []byte) []byte {
 	for _, sig := range c.Ignore {
 		b = binary.AppendVarint(b, int64(sig))
 	}
-	// Last: the native init reads no further.
 	b = appendBool(b, c.OneShot)
+	b = appendBool(b, c.Plan != nil)
+	if n := c.Plan; n != nil {
+		b = appendString(b, n.GoInit)
+		b = appendStrings(b, n.Roots)
+		b = appendString(b, n.TmpDir)
+		b = appendStrings(b, n.Keep)
+		b = appendStrings(b, n.Deny)
+		b = appendBool(b, n.NetNone)
+		b = binary.AppendUvarint(b, n.Handled)
+		b = binary.AppendUvarint(b, n.Scoped)
+		b = binary.AppendUvarint(b, n.FileRights)
+		b = binary.AppendUvarint(b, uint64(len(n.Rules)))
+		for _, r := range n.Rules {
+			b = appendString(b, r.Path)
+			b = binary.AppendUvarint(b, r.Rights)
+			b = appendBool(b, r.Optional)
+		}
+		b = appendString(b, string(n.Filter))
+		b = appendBool(b, n.Gate)
+		b = appendStrings(b, n.Mechanisms)
+		b = binary.AppendVarint(b, int64(n.LandlockABI))
+	}
 	return b
 }
 
@@ -174,6 +195,23 @@ func (c *Config) unmarshal(b []byte) error {
 		}
 	}
 	c.OneShot = d.bool()
+	if d.bool() {
+		n := &sandbox.NativePlan{
+			GoInit: d.string(), Roots: d.strings(), TmpDir: d.string(), Keep: d.strings(), Deny: d.strings(),
+			NetNone: d.bool(), Handled: d.uint(), Scoped: d.uint(), FileRights: d.uint(),
+		}
+		if k := d.count(); k > 0 {
+			n.Rules = make([]sandbox.NativeRule, k)
+			for i := range n.Rules {
+				n.Rules[i] = sandbox.NativeRule{Path: d.string(), Rights: d.uint(), Optional: d.bool()}
+			}
+		}
+		n.Filter = []byte(d.string())
+		n.Gate = d.bool()
+		n.Mechanisms = d.strings()
+		n.LandlockABI = d.int()
+		c.Plan = n
+	}
 	return d.end()
 }
 

@@ -81,7 +81,8 @@ func FuzzMsg(f *testing.F) {
 
 // fill sets every field below v to a value of its own, read from the
 // type: strings, integers, booleans, lists, pointers to structs and maps
-// of strings. The sandbox's mode and network get values corral knows.
+// of strings, bytes. The sandbox's mode and network get values corral
+// knows.
 func fill(t *testing.T, v reflect.Value, name string) {
 	switch v.Type() {
 	case reflect.TypeFor[corral.SandboxMode]():
@@ -100,6 +101,8 @@ func fill(t *testing.T, v reflect.Value, name string) {
 		v.SetUint(1<<63 + uint64(len(name)))
 	case reflect.Bool:
 		v.SetBool(true)
+	case reflect.Uint8:
+		v.SetUint(uint64(0xa0 + len(name)%16))
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 3, 3)
 		for i := range 3 {

@@ -53,8 +53,13 @@ type Config struct {
 	// one that holds a cgroup leaf): once the command has exited and
 	// nothing of its tree is left, the init exits without waiting for
 	// corral's Exit, so that its namespaces come down while corral ends
-	// the run. The native init ignores it and waits.
+	// the run. The native init keeps it for a sandbox's run only; a plain
+	// one waits.
 	OneShot bool
+
+	// Plan, with Policy, is the sandbox as the native init builds it
+	// (sandbox.Native): a Go init ignores it.
+	Plan *sandbox.NativePlan
 }
 
 // Operations of Msg. Corral sends Run, Ack, Idle, Exit, Detach and (to a

@@ -137,6 +137,9 @@ func runInit() int {
 	st.chld = make(chan os.Signal, 1)
 	signal.Notify(st.chld, unix.SIGCHLD)
 	st.msgs = st.receive()
+	if r, ok := os.LookupEnv(ResumeEnv); ok {
+		return st.resume(r)
+	}
 	for first := true; ; first = false {
 		// Between runs an init waits for the next: corral keeps inits
 		// whose tree is gone for its next plain run.
@@ -336,7 +339,36 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 	}
 	stopGate := st.gate(c.notify)
 	defer stopGate()
-	return st.serve(c.pid)
+	return st.serve(c.pid, false, !st.cfg.Ack)
+}
+
+// resume takes a sandbox's run over from the native init, which executed
+// this program in its own process (pid 1 of the sandbox) when a command
+// first connected a Unix socket: spec says what it hands over (see
+// ResumeEnv). The gate is served from here on, and the run as runCommand
+// serves it.
+func (st *initState) resume(spec string) int {
+	os.Unsetenv(ResumeEnv)
+	var cmd, detached, acked, notify, cfgFD int
+	if _, err := fmt.Sscan(spec, &cmd, &detached, &acked, &notify, &cfgFD); err != nil {
+		return st.fail("config", fmt.Errorf("%s %q: %w", ResumeEnv, spec, err))
+	}
+	unix.CloseOnExec(notify)
+	f := os.NewFile(uintptr(cfgFD), "shim-config")
+	b, err := readConfig(f)
+	f.Close()
+	if err == nil {
+		err = st.cfg.unmarshal(b)
+	}
+	if err != nil {
+		unix.Close(notify)
+		return st.fail("config", err)
+	}
+	st.sentSelf = true
+	stopGate := st.gate(notify)
+	defer stopGate()
+	st.serve(cmd, detached == 1, acked == 1 && !mutant.ResumeUnacked)
+	return 0
 }
 
 // What reportStart did.
@@ -413,13 +445,12 @@ func (st *initState) gate(notify int) func() {
 
 // serve reaps the tree and reports the command's end, until corral says
 // exit (or goes away), or that the run is over and this init may serve
-// another (stay).
-func (st *initState) serve(cmd int) (stay bool) {
-	detached := false
+// another (stay). detached and acked are what corral said already; cmd is
+// 0 when its end was reported already.
+func (st *initState) serve(cmd int, detached, acked bool) (stay bool) {
 	// Corral in another pid namespace reads the command's pid from its
 	// pidfd, which says nothing once the command is reaped: reap nothing
-	// before its first word then.
-	acked := !st.cfg.Ack
+	// before its first word then (acked false).
 	msgs := st.msgs
 	for {
 		if acked && st.reap(cmd) && (detached || st.cfg.OneShot && !mutant.OneShotWaits) {

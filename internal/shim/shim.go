@@ -59,6 +59,15 @@ import (
 // value is the role.
 const RoleEnv = "CORRAL_SHIM"
 
+// ResumeEnv, in the environment of a Go init, says that the native init
+// (internal/initelf) executed it in its own process to take over a
+// sandbox's run when a command first connected a Unix socket (the gate is
+// the Go init's): "PID DETACHED ACKED NOTIFY CONFIG", the command's pid (0
+// once its end is reported), whether corral said Detach, whether corral
+// spoke since the run started (Ack), the gate's notification descriptor
+// and the configuration's.
+const ResumeEnv = "CORRAL_SHIM_RESUME"
+
 // Roles.
 const (
 	RoleInit     = "init"

@@ -3,7 +3,7 @@
 # linked by link_amd64.ld so that its entry is its first byte and its
 # code and read-only data one section, then taken out whole. Run from
 # internal/initelf: sh testdata/gen.sh (sh testdata/gen.sh -bin DIR writes
-# the bytes alone, init.bin, and where kill_tree starts, into DIR).
+# the bytes alone, init.bin, and where kill_tree and confine start, into DIR).
 set -eu
 cd "$(dirname "$0")"
 work=$(mktemp -d)
@@ -18,18 +18,19 @@ build() { # build OUT
 	fi
 	objcopy -O binary -j .text "$work/init.elf" "$1"
 }
-# killtree prints where kill_tree starts in the bytes, for the mutant
-# (mutation_nativenokill_amd64.go).
-killtree() {
-	at=$(nm "$work/init.elf" | awk '$3 == "kill_tree" { print $1 }')
+# at prints where function $1 starts in the bytes, for the mutants
+# (mutation_nativenokill_amd64.go, mutation_nativeunconfined_amd64.go).
+at() {
+	fn=$(nm "$work/init.elf" | awk -v f="$1" '$3 == f { print $1 }')
 	start=$(nm "$work/init.elf" | awk '$3 == "_start" { print $1 }')
-	printf '%#x\n' $((0x$at - 0x$start))
+	printf '%#x\n' $((0x$fn - 0x$start))
 }
 if [ "${1:-}" = -bin ]; then
 	# The bytes alone, and where kill_tree starts, into directory $2 (the
 	# test compares them).
 	build "$2/init.bin"
-	killtree >"$2/killtree"
+	at kill_tree >"$2/killtree"
+	at confine >"$2/confine"
 	exit 0
 fi
 build "$work/init.bin"
@@ -43,7 +44,10 @@ build "$work/init.bin"
 	echo "const compiler = \"$(gcc --version | head -n 1)\""
 	echo
 	echo "// killTreeAt is where the function that kills what a run left starts."
-	echo "const killTreeAt = $(killtree)"
+	echo "const killTreeAt = $(at kill_tree)"
+	echo
+	echo "// confineAt is where the function that confines a sandbox's command starts."
+	echo "const confineAt = $(at confine)"
 	echo
 	echo "var code = []byte(\"\" +"
 	od -An -v -tx1 "$work/init.bin" | tr -s ' ' | sed 's/^ //; s/ $//; s/ /\\x/g; s/^/\t"\\x/; s/$/" +/'

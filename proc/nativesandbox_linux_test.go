@@ -1,0 +1,230 @@
+package proc_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/initelf"
+	"github.com/corralrun/corral/internal/shim"
+	"github.com/corralrun/corral/internal/testutil"
+	"github.com/corralrun/corral/proc"
+)
+
+// sandboxProbe prints what a sandboxed command sees of its sandbox, in a
+// form that does not change from run to run: its mounts (mount point,
+// options, type, source, superblock options; sorted, as the Go init binds
+// the devices in no set order), its credentials and filter, /dev, the
+// private directories, its network's interfaces, and what it may write
+// and read of the paths it is given (WRITE, DENIED).
+const sandboxProbe = `
+awk '{ for (i = 7; $i != "-"; i++); print $5, $6, $(i+1), $(i+2), $(i+3) }' /proc/self/mountinfo | sort
+grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status
+ls -la /dev | awk 'NR > 1 { print $1, $3, $4, $NF }'
+stat -c '%n %a %F' /tmp /var/tmp /dev/shm /dev/pts . 2>&1
+awk -F: 'NR > 2 { print $1 }' /proc/net/dev
+for p in . /tmp /var/tmp /dev/shm /etc $WRITE; do
+	if (echo x > "$p/probe-$$") 2>/dev/null; then echo "$p writable"; rm -f "$p/probe-$$"; else echo "$p read-only"; fi
+done
+for p in $DENIED; do
+	if [ -d "$p" ]; then echo "$p dir: $(ls -A "$p" | wc -l) entries"; else echo "$p: $(cat "$p" 2>&1 | wc -c) bytes"; fi
+done
+pwd; id -u; hostname
+`
+
+// TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox: on linux/amd64 a
+// sandboxed run is held by the native init (its pid 1 has one thread,
+// where a Go program has several), and what the command sees of the
+// sandbox (mounts, credentials, filter, devices, network, what it may
+// write and read) is what the Go init builds, for every part of the
+// policy the native init builds itself: writable roots inside and outside
+// the private /tmp, denied directories and files, kept sockets under
+// /tmp, network none and host, workspace and read-only modes.
+func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
+	needSandbox(t)
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	defer shim.UseGoInitOnly(false)
+	ws := workspace(t)
+	extra, err := os.MkdirTemp(os.Getenv("HOME"), ".corral-native-test-")
+	if err != nil {
+		extra = workspace(t)
+	} else {
+		t.Cleanup(func() { os.RemoveAll(extra) })
+	}
+	os.Chmod(extra, 0o755)
+	secretDir := filepath.Join(ws, "secret")
+	os.Mkdir(secretDir, 0o755)
+	os.WriteFile(filepath.Join(secretDir, "key"), []byte("k"), 0o644)
+	secretFile := filepath.Join(extra, "token")
+	os.WriteFile(secretFile, []byte("token"), 0o644)
+	sockDir := workspace(t)
+	sock := filepath.Join(sockDir, "kept.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	sandboxes := map[string]corral.Sandbox{
+		"workspace": {Mode: corral.SandboxWorkspace, Writable: []string{extra}, DenyRead: []string{secretDir, secretFile}, AllowUnixSockets: []string{sock}},
+		"read-only": {Mode: corral.SandboxReadOnly},
+		"host":      {Mode: corral.SandboxWorkspace, Network: corral.NetworkHost},
+	}
+	for name, sb := range sandboxes {
+		t.Run(name, func(t *testing.T) {
+			see := func(goInit bool) (string, string) {
+				t.Helper()
+				shim.UseGoInitOnly(goInit)
+				proc.ForgetStarts()
+				res, err := proc.Run(context.Background(), &proc.Spec{
+					Args:    []string{"bash", "-c", `awk '/^Threads/ { print $2 }' /proc/1/status`},
+					Dir:     ws,
+					Sandbox: sb,
+					Timeout: time.Minute,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				threads := strings.TrimSpace(res.Stdout.Text())
+				res, err = proc.Run(context.Background(), &proc.Spec{
+					Args:    []string{"bash", "-c", sandboxProbe},
+					Env:     []string{"WRITE=" + extra + " " + sockDir, "DENIED=" + secretDir + " " + secretFile},
+					Dir:     ws,
+					Sandbox: sb,
+					Timeout: time.Minute,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.ExitCode != 0 {
+					t.Fatalf("the probe exited %d: %s", res.ExitCode, res.Stderr.Text())
+				}
+				// The Go init keeps its own program in view when it lies
+				// under /tmp (a test's); the native init needs none of it.
+				var lines []string
+				exe, _ := os.Executable()
+				for _, l := range strings.Split(res.Stdout.Text()+res.Stderr.Text(), "\n") {
+					if exe == "" || !strings.HasPrefix(l, exe+" ") {
+						lines = append(lines, l)
+					}
+				}
+				return threads, strings.Join(lines, "\n")
+			}
+			nativeThreads, native := see(false)
+			goThreads, goSees := see(true)
+			if nativeThreads != "1" || goThreads == "1" {
+				t.Fatalf("threads of pid 1: %q with the native init (want 1), %q with the Go init (want more)", nativeThreads, goThreads)
+			}
+			if native != goSees {
+				t.Fatalf("the native init's sandbox differs from the Go init's:\n--- native\n%s\n--- Go\n%s", native, goSees)
+			}
+			t.Logf("both inits:\n%s", native)
+		})
+	}
+}
+
+// TestNativeSandboxHandsItsGateToTheGoInit: under a kernel whose Landlock
+// cannot control pathname Unix sockets, a command's connect goes to a
+// gate, which the Go init serves: the native init executes it in its own
+// process at the first connect, and the gate then answers that connect
+// and every later one as it does for the Go init's own sandboxes (allowed
+// sockets connected, a socket outside the writable roots refused). The
+// run ends and leaves nothing, the command's end reported once.
+func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
+	needSandbox(t)
+	if initelf.Image() == nil {
+		t.Skip("SKIP: no native init for this architecture")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIP: python3 is not installed")
+	}
+	ws := workspace(t)
+	outsideDir, err := os.MkdirTemp(os.Getenv("HOME"), ".corral-gate-test-")
+	if err != nil {
+		t.Skipf("SKIP: no directory outside /tmp for a socket: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outsideDir) })
+	os.Chmod(outsideDir, 0o755)
+	var allowedN, outsideN atomic.Int32
+	allowed := listenUnixCounting(t, filepath.Join(ws, "allowed.sock"), &allowedN)
+	outside := listenUnixCounting(t, filepath.Join(outsideDir, "outside.sock"), &outsideN)
+	tag := testutil.Tag(t)
+	script := `
+import socket, sys
+def threads():
+    return [l.split()[1] for l in open("/proc/1/status") if l.startswith("Threads")][0]
+print("before", threads())
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        s.sendall(b"hi\n")
+        print(path, "answered", s.recv(16).decode().strip())
+    except OSError as e:
+        print(path, "refused", e.errno)
+print("after", "go" if threads() != "1" else "native")
+`
+	res, err := proc.Run(context.Background(), &proc.Spec{
+		Args:    []string{"python3", "-c", script, allowed, outside, allowed},
+		Env:     []string{testutil.TagEnvVar(tag)},
+		Dir:     ws,
+		Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
+		Timeout: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Stdout.Text() + res.Stderr.Text()
+	gate := contains(res.Sandbox.Mechanisms, "unix socket gate")
+	want := []string{"before 1", allowed + " answered hi", outside + " refused 13"}
+	if gate {
+		want = append(want, "after go")
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("want %q in:\n%s", w, out)
+		}
+	}
+	if res.ExitCode != 0 || allowedN.Load() != 2 || outsideN.Load() != 0 {
+		t.Errorf("exit %d; the allowed socket accepted %d (want 2), the one outside the roots %d (want 0)\n%s",
+			res.ExitCode, allowedN.Load(), outsideN.Load(), out)
+	}
+	testutil.AssertNoTagged(t, tag, 5*time.Second)
+}
+
+// listenUnixCounting listens on the Unix socket path, counts the
+// connections it accepts and answers each with its first line.
+func listenUnixCounting(t *testing.T, path string, n *atomic.Int32) string {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				io.WriteString(c, line)
+			}()
+		}
+	}()
+	return path
+}
