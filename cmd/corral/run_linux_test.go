@@ -149,28 +149,42 @@ func TestRunTearsDownOnItsOwnSignals(t *testing.T) {
 // TestRunSandboxedDetachOutlivesCorral: a sandboxed run's init dies with
 // corral (its parent-death signal), except when what the run left was
 // detached on purpose: the job still runs, in its sandbox, once corral
-// has exited. The signal is the init's main thread's, the thread the
-// detach must clear it on.
+// has exited. Under both inits: the native one, and the Go one it hands
+// the run to when a command connects a Unix socket (the gate's); the Go
+// init's signal is its main thread's, the thread the detach must clear it
+// on.
 func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
-	tag := testutil.Tag(t)
-	t.Cleanup(func() { testutil.KillTagged(tag) })
-	out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--leftovers", "detach", "--",
-		"bash", "-c", "exec -a "+tag+"-job sleep 600 </dev/null >/dev/null 2>&1 & echo started")
-	if code != 0 || out != "started\n" {
-		if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
-			t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
-		}
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
-	}
-	// corral has exited: the kernel sends the init its signal then, if it
-	// still has one. Given time to, the job must still be there.
-	time.Sleep(300 * time.Millisecond)
-	if !testutil.Eventually(2*time.Second, func() bool { return len(testutil.Tagged(tag)) == 1 }) {
-		t.Fatalf("%d detached jobs running after corral exited, want 1", len(testutil.Tagged(tag)))
-	}
-	time.Sleep(300 * time.Millisecond)
-	if n := len(testutil.Tagged(tag)); n != 1 {
-		t.Fatalf("the detached job died after corral exited (%d running)", n)
+	for _, c := range []struct{ name, first string }{
+		{"native init", ""},
+		{"Go init", `python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect_ex("/nonexistent.sock")'; `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.first != "" {
+				if _, err := exec.LookPath("python3"); err != nil {
+					t.Skip("SKIP: python3 is not installed: nothing here connects a Unix socket from a sandbox")
+				}
+			}
+			tag := testutil.Tag(t)
+			t.Cleanup(func() { testutil.KillTagged(tag) })
+			out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--leftovers", "detach", "--",
+				"bash", "-c", c.first+"exec -a "+tag+"-job sleep 600 </dev/null >/dev/null 2>&1 & echo started")
+			if code != 0 || out != "started\n" {
+				if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
+					t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
+				}
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+			}
+			// corral has exited: the kernel sends the init its signal then, if
+			// it still has one. Given time to, the job must still be there.
+			time.Sleep(300 * time.Millisecond)
+			if !testutil.Eventually(2*time.Second, func() bool { return len(testutil.Tagged(tag)) == 1 }) {
+				t.Fatalf("%d detached jobs running after corral exited, want 1", len(testutil.Tagged(tag)))
+			}
+			time.Sleep(300 * time.Millisecond)
+			if n := len(testutil.Tagged(tag)); n != 1 {
+				t.Fatalf("the detached job died after corral exited (%d running)", n)
+			}
+		})
 	}
 }
 
