@@ -1,9 +1,7 @@
 package proc_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -156,8 +154,8 @@ func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(outsideDir) })
 	os.Chmod(outsideDir, 0o755)
 	var allowedN, outsideN atomic.Int32
-	allowed := listenUnixCounting(t, filepath.Join(ws, "allowed.sock"), &allowedN)
-	outside := listenUnixCounting(t, filepath.Join(outsideDir, "outside.sock"), &outsideN)
+	allowed := testutil.ListenCounting(t, "unix", filepath.Join(ws, "allowed.sock"), &allowedN)
+	outside := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "outside.sock"), &outsideN)
 	tag := testutil.Tag(t)
 	script := `
 import socket, sys
@@ -200,31 +198,4 @@ print("after", "go" if threads() != "1" else "native")
 			res.ExitCode, allowedN.Load(), outsideN.Load(), out)
 	}
 	testutil.AssertNoTagged(t, tag, 5*time.Second)
-}
-
-// listenUnixCounting listens on the Unix socket path, counts the
-// connections it accepts and answers each with its first line.
-func listenUnixCounting(t *testing.T, path string, n *atomic.Int32) string {
-	t.Helper()
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, line)
-			}()
-		}
-	}()
-	return path
 }

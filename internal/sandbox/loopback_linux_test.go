@@ -21,6 +21,7 @@ import (
 	"github.com/corralrun/corral/internal/egress"
 	"github.com/corralrun/corral/internal/sandbox"
 	"github.com/corralrun/corral/internal/sandbox/sandboxtest"
+	"github.com/corralrun/corral/internal/testutil"
 )
 
 // loopbackPython is the Python client of the loopback test: urllib, a raw
@@ -139,7 +140,7 @@ func TestHostLoopbackPortIsReachableAndNothingElse(t *testing.T) {
 		gwPort := gw[strings.LastIndexByte(gw, ':')+1:]
 		second := gateway(t, listenOn(t, "127.0.0.1:0"), "the second service")
 		var otherN atomic.Int32
-		other := listenCounting(t, "tcp", "127.0.0.1:0", &otherN)
+		other := testutil.ListenCounting(t, "tcp", "127.0.0.1:0", &otherN)
 		allow := []string{"localhost:" + gwPort, second}
 		var third string
 		if v6 {

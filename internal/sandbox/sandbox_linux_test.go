@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -157,14 +156,14 @@ func TestNetworkNoneReachesNothingOfTheHost(t *testing.T) {
 	forEachUser(t, func(t *testing.T) {
 		f := newFixture(t)
 		var accepted atomic.Int32
-		tcp := listenCounting(t, "tcp", "127.0.0.1:0", &accepted)
+		tcp := testutil.ListenCounting(t, "tcp", "127.0.0.1:0", &accepted)
 		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer udp.Close()
 		abstract := "corral-sandbox-test-" + strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(t.Name(), "/", "-")
-		listenCounting(t, "unix", "@"+abstract, &accepted)
+		testutil.ListenCounting(t, "unix", "@"+abstract, &accepted)
 
 		f.probe("net", tcp, udp.LocalAddr().String(), abstract)
 
@@ -183,8 +182,8 @@ func TestNetworkHostKeepsTheHostsNetworkButNotItsSockets(t *testing.T) {
 		f := newFixture(t)
 		f.policy.Network = corral.NetworkHost
 		var tcpN, outsideN atomic.Int32
-		tcp := listenCounting(t, "tcp", "127.0.0.1:0", &tcpN)
-		outside := listenCounting(t, "unix", f.hostPath("ro", true, "")+"/outside.sock", &outsideN)
+		tcp := testutil.ListenCounting(t, "tcp", "127.0.0.1:0", &tcpN)
+		outside := testutil.ListenCounting(t, "unix", f.hostPath("ro", true, "")+"/outside.sock", &outsideN)
 		f.probe("hostnet", tcp, outside)
 		if tcpN.Load() != 1 || outsideN.Load() != 0 {
 			t.Fatalf("the host's TCP listener accepted %d (want 1), the socket outside the roots %d (want 0)", tcpN.Load(), outsideN.Load())
@@ -192,44 +191,17 @@ func TestNetworkHostKeepsTheHostsNetworkButNotItsSockets(t *testing.T) {
 	})
 }
 
-// listenCounting listens on network/addr, counts the connections it
-// accepts and answers each with a line; it returns the address.
-func listenCounting(t *testing.T, network, addr string, n *atomic.Int32) string {
-	t.Helper()
-	l, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, line)
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
-
 func TestUnixSocketsOutsideTheRootsAreRefused(t *testing.T) {
 	forEachUser(t, func(t *testing.T) {
 		f := newFixture(t)
 		var outsideN, allowedN atomic.Int32
 		roDir := f.hostPath("ro", true, "")
-		outside := listenCounting(t, "unix", roDir+"/outside.sock", &outsideN)
+		outside := testutil.ListenCounting(t, "unix", roDir+"/outside.sock", &outsideN)
 		allowedDir := f.hostPath("allowed", true, "")
-		allowed := listenCounting(t, "unix", allowedDir+"/allowed.sock", &allowedN)
+		allowed := testutil.ListenCounting(t, "unix", allowedDir+"/allowed.sock", &allowedN)
 		tmpSock, _ := filepath.EvalSymlinks(t.TempDir())
-		allowedTmp := listenCounting(t, "unix", tmpSock+"/a.sock", &allowedN)
-		wsHost := listenCounting(t, "unix", f.ws+"/host.sock", &allowedN)
+		allowedTmp := testutil.ListenCounting(t, "unix", tmpSock+"/a.sock", &allowedN)
+		wsHost := testutil.ListenCounting(t, "unix", f.ws+"/host.sock", &allowedN)
 		f.policy.AllowUnixSockets = []string{allowed, allowedTmp}
 
 		f.probe("unix", outside, allowed, allowedTmp, wsHost, f.ws)
