@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralrun/corral"
+	"github.com/corralrun/corral/internal/shim"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
@@ -40,9 +41,14 @@ func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox b
 		specs[string(tier)] = proc.Spec{Containment: tier}
 	}
 	if sandbox && sandboxProblem(t) == nil {
+		// Both inits of a sandbox: the native one, and the Go one (which
+		// holds sandboxes with listeners, and serves a native init's gate).
 		specs["sandbox"] = proc.Spec{Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly}}
+		specs[goInitSandbox] = proc.Spec{Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly}}
+		defer shim.UseGoInitOnly(false)
 	}
 	for name, base := range specs {
+		shim.UseGoInitOnly(name == goInitSandbox)
 		for range 3 {
 			spec := base
 			spec.Args = argv
@@ -60,6 +66,10 @@ func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox b
 	}
 	testutil.AssertNoTagged(t, tag, 10*time.Second)
 }
+
+// goInitSandbox names the sandboxed runs startsLikeADirectChild makes
+// through the Go init.
+const goInitSandbox = "sandbox, Go init"
 
 // dispositions is what a command reads of its own signal state: the
 // signals it starts with ignored and blocked.
