@@ -45,8 +45,9 @@ pwd; id -u; hostname
 // sandbox (mounts, credentials, filter, devices, network, what it may
 // write and read) is what the Go init builds, for every part of the
 // policy the native init builds itself: writable roots inside and outside
-// the private /tmp, denied directories and files, kept sockets under
-// /tmp, network none and host, workspace and read-only modes.
+// the private /tmp and inside a denied directory, denied directories and
+// files, kept sockets under /tmp, network none and host, workspace and
+// read-only modes.
 func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 	needSandbox(t)
 	if initelf.Image() == nil {
@@ -73,7 +74,14 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	// A writable root inside a denied directory: its mount point is made
+	// in the denial's tmpfs before that is made read-only.
+	hidden := filepath.Join(extra, "hidden")
+	inner := filepath.Join(hidden, "inner")
+	os.MkdirAll(inner, 0o755)
+	os.WriteFile(filepath.Join(hidden, "key"), []byte("k"), 0o644)
 	sandboxes := map[string]corral.Sandbox{
+		"nested":    {Mode: corral.SandboxWorkspace, Writable: []string{inner}, DenyRead: []string{hidden}},
 		"workspace": {Mode: corral.SandboxWorkspace, Writable: []string{extra}, DenyRead: []string{secretDir, secretFile}, AllowUnixSockets: []string{sock}},
 		"read-only": {Mode: corral.SandboxReadOnly},
 		"host":      {Mode: corral.SandboxWorkspace, Network: corral.NetworkHost},
@@ -96,7 +104,7 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 				threads := strings.TrimSpace(res.Stdout.Text())
 				res, err = proc.Run(context.Background(), &proc.Spec{
 					Args:    []string{"bash", "-c", sandboxProbe},
-					Env:     []string{"WRITE=" + extra + " " + sockDir, "DENIED=" + secretDir + " " + secretFile},
+					Env:     []string{"WRITE=" + extra + " " + sockDir + " " + inner + " " + hidden, "DENIED=" + secretDir + " " + secretFile + " " + hidden},
 					Dir:     ws,
 					Sandbox: sb,
 					Timeout: time.Minute,
