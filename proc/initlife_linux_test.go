@@ -71,7 +71,7 @@ func TestInitDropsTheSignalsItsCommandSendsIt(t *testing.T) {
 func TestSandboxInitGoesOnceItsRunIsOver(t *testing.T) {
 	needSandbox(t)
 	// Both inits: the native one holds sandboxes where it can, the Go one
-	// those with listeners, and every sandbox elsewhere.
+	// an enclosure's, another user's, and every sandbox elsewhere.
 	defer func() {
 		shim.UseGoInitOnly(false)
 		proc.ForgetStarts()

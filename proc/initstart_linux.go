@@ -339,14 +339,9 @@ func nativeInitFor(a *spawnAttr, ia initAttr) bool {
 		return false
 	}
 	if p := ia.policy; p != nil {
-		if mutant.NativeSandboxOff {
-			return false
-		}
-		// A sandbox the native init builds itself (sandbox.Native): no
-		// listeners for a proxy or the host's loopback, which an early
-		// fork knows only from the sandbox asked for, and no guard alone.
-		return p.Guard == nil && p.ProxyPort == 0 && len(p.Loopback) == 0 &&
-			(len(a.sandbox.AllowHosts) == 0 || a.sandbox.Network != corral.NetworkNone)
+		// A sandbox the native init builds itself (sandbox.Native): any
+		// but a guard's alone.
+		return p.Guard == nil && !mutant.NativeSandboxOff
 	}
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,14 +23,19 @@ import (
 // form that does not change from run to run: its mounts (mount point,
 // options, type, source, superblock options; sorted, as the Go init binds
 // the devices in no set order), its credentials and filter, /dev, the
-// private directories, its network's interfaces, and what it may write
-// and read of the paths it is given (WRITE, DENIED).
+// private directories, its network's interfaces and the listeners in it,
+// and what it may write and read of the paths it is given (WRITE,
+// DENIED).
 const sandboxProbe = `
 awk '{ for (i = 7; $i != "-"; i++); print $5, $6, $(i+1), $(i+2), $(i+3) }' /proc/self/mountinfo | sort
 grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status
 ls -la /dev | awk 'NR > 1 { print $1, $3, $4, $NF }'
 stat -c '%n %a %F' /tmp /var/tmp /dev/shm /dev/pts . 2>&1
 awk -F: 'NR > 2 { print $1 }' /proc/net/dev
+# the listeners of a network of the sandbox's own (the host's change as they will)
+if [ "$(awk -F: 'NR > 2' /proc/net/dev | wc -l)" = 1 ]; then
+	awk 'NR > 1 && $4 == "0A" { print "listening", $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort
+fi
 for p in . /tmp /var/tmp /dev/shm /etc $WRITE; do
 	if (echo x > "$p/probe-$$") 2>/dev/null; then echo "$p writable"; rm -f "$p/probe-$$"; else echo "$p read-only"; fi
 done
@@ -46,8 +52,9 @@ pwd; id -u; hostname
 // write and read) is what the Go init builds, for every part of the
 // policy the native init builds itself: writable roots inside and outside
 // the private /tmp and inside a denied directory, denied directories and
-// files, kept sockets under /tmp, network none and host, workspace and
-// read-only modes.
+// files, kept sockets under /tmp, network none and host, the listeners of
+// the egress proxy and the host loopback ports, workspace and read-only
+// modes.
 func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 	needSandbox(t)
 	if initelf.Image() == nil {
@@ -80,11 +87,17 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 	inner := filepath.Join(hidden, "inner")
 	os.MkdirAll(inner, 0o755)
 	os.WriteFile(filepath.Join(hidden, "key"), []byte("k"), 0o644)
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
 	sandboxes := map[string]corral.Sandbox{
-		"nested":    {Mode: corral.SandboxWorkspace, Writable: []string{inner}, DenyRead: []string{hidden}},
-		"workspace": {Mode: corral.SandboxWorkspace, Writable: []string{extra}, DenyRead: []string{secretDir, secretFile}, AllowUnixSockets: []string{sock}},
-		"read-only": {Mode: corral.SandboxReadOnly},
-		"host":      {Mode: corral.SandboxWorkspace, Network: corral.NetworkHost},
+		"allow-host": {Mode: corral.SandboxWorkspace, AllowHosts: []string{host.Addr().String(), "localhost:" + strconv.Itoa(host.Addr().(*net.TCPAddr).Port+1), "example.com"}},
+		"nested":     {Mode: corral.SandboxWorkspace, Writable: []string{inner}, DenyRead: []string{hidden}},
+		"workspace":  {Mode: corral.SandboxWorkspace, Writable: []string{extra}, DenyRead: []string{secretDir, secretFile}, AllowUnixSockets: []string{sock}},
+		"read-only":  {Mode: corral.SandboxReadOnly},
+		"host":       {Mode: corral.SandboxWorkspace, Network: corral.NetworkHost},
 	}
 	for name, sb := range sandboxes {
 		t.Run(name, func(t *testing.T) {

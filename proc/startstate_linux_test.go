@@ -42,7 +42,7 @@ func startsLikeADirectChild(t *testing.T, phase string, argv []string, sandbox b
 	}
 	if sandbox && sandboxProblem(t) == nil {
 		// Both inits of a sandbox: the native one, and the Go one (which
-		// holds sandboxes with listeners, and serves a native init's gate).
+		// holds a guard's and an enclosure's, and serves a native init's gate).
 		specs["sandbox"] = proc.Spec{Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly}}
 		specs[goInitSandbox] = proc.Spec{Sandbox: corral.Sandbox{Mode: corral.SandboxReadOnly}}
 		defer shim.UseGoInitOnly(false)

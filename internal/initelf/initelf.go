@@ -5,13 +5,13 @@
 // threads, before its command.
 //
 // It keeps the Go init's contract and speaks its protocol. It serves plain
-// runs and sandboxes with no listeners, which it builds and confines from
-// the plan corral computed (internal/sandbox.Native); at a sandboxed
+// runs and sandboxes (not a guard's alone), which it builds and confines
+// from the plan corral computed (internal/sandbox.Native); at a sandboxed
 // command's first connect() of a Unix socket it executes the Go init in
-// its own process to serve the gate (internal/shim's ResumeEnv).
-// Sandboxes with listeners, guards alone, enclosures and other users'
-// runs keep the Go init, as do other architectures and kernels or
-// policies that refuse to execute a memory file. Its source is
+// its own process to serve the gate (internal/shim's ResumeEnv). Guards
+// alone, enclosures and other users' runs keep the Go init, as do other
+// architectures and kernels or policies that refuse to execute a memory
+// file. Its source is
 // testdata/init_amd64.c, freestanding C compiled position-independent with
 // no C library (testdata/gen.sh); TestCodeIsItsSourceCompiled checks the
 // bytes against the source where the same compiler is installed.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"sync"
 
 	"github.com/corralrun/corral"
@@ -19,8 +20,8 @@ import (
 // makes it execute the Go init (GoInit), which serves the gate and the
 // rest of the run.
 //
-// A policy with listeners (ProxyPort, Loopback) or a guard has no plan:
-// its init is the Go one.
+// It makes the listeners of the egress proxy and the host loopback ports
+// as Prepare does. A guard's policy has no plan: its init is the Go one.
 type NativePlan struct {
 	GoInit string   // the Go init's program, opened before the view is built
 	Roots  []string // the writable roots, bound read-write
@@ -40,6 +41,22 @@ type NativePlan struct {
 
 	Mechanisms  []string // what Started reports, Prepare's and Confine's
 	LandlockABI int
+
+	// Proxy says the first of Listeners is the egress proxy's; the rest
+	// are the host loopback ports', in Loopback's order (as Prepare's
+	// listeners are).
+	Proxy     bool
+	Listeners []NativeListener
+}
+
+// NativeListener is a TCP listener the native init makes inside the
+// sandbox's network: an IPv4 (4 bytes) or IPv6 (16 bytes) address and a
+// port; an Optional one is skipped when the network lacks its address
+// (localhost's ::1 without IPv6).
+type NativeListener struct {
+	Addr     []byte
+	Port     int
+	Optional bool
 }
 
 // nativeMaxPaths bounds the writable roots, allowed sockets and denied
@@ -55,14 +72,14 @@ type NativeRule struct {
 }
 
 // Native returns the native init's plan for p, or an error when p needs
-// the Go init (listeners, a guard) or the kernel lacks what the sandbox
-// needs (Probe says what). goInit is the Go init's program.
+// the Go init (a guard, more than 200 paths) or the kernel lacks what the
+// sandbox needs (Probe says what). goInit is the Go init's program.
 func Native(p *Policy, goInit string) (*NativePlan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if p.Guard != nil || p.ProxyPort > 0 || len(p.Loopback) > 0 {
-		return nil, fmt.Errorf("sandbox: a policy with listeners or a guard has the Go init")
+	if p.Guard != nil {
+		return nil, fmt.Errorf("sandbox: a guard's policy has the Go init")
 	}
 	if n := len(p.WritableRoots()) + len(p.AllowUnixSockets) + len(p.DenyRead); n > nativeMaxPaths {
 		return nil, fmt.Errorf("sandbox: %d paths in the policy, more than the native init holds (%d): the Go init builds it", n, nativeMaxPaths)
@@ -99,6 +116,23 @@ func Native(p *Policy, goInit string) (*NativePlan, error) {
 		for _, path := range r.paths {
 			n.Rules = append(n.Rules, NativeRule{Path: path, Rights: r.rights, Optional: r.optional})
 		}
+	}
+	if p.ProxyPort > 0 {
+		n.Proxy = true
+		n.Listeners = append(n.Listeners, NativeListener{Addr: []byte{127, 0, 0, 1}, Port: p.ProxyPort})
+	}
+	for _, lp := range p.Loopback {
+		ips, optional := lp.addrs()
+		for i, ip := range ips {
+			a, err := netip.ParseAddr(ip)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox: host loopback port %s: %w", ip, err)
+			}
+			n.Listeners = append(n.Listeners, NativeListener{Addr: a.Unmap().AsSlice(), Port: lp.Port, Optional: optional[i]})
+		}
+	}
+	if mutant.NativeNoListeners {
+		n.Proxy, n.Listeners = false, nil
 	}
 	n.Mechanisms = []string{"user namespace", "mount namespace", "pid namespace"}
 	if n.NetNone {

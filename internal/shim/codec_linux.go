@@ -135,6 +135,13 @@ func (c *Config) marshal(b []byte) []byte {
 		b = appendBool(b, n.Gate)
 		b = appendStrings(b, n.Mechanisms)
 		b = binary.AppendVarint(b, int64(n.LandlockABI))
+		b = appendBool(b, n.Proxy)
+		b = binary.AppendUvarint(b, uint64(len(n.Listeners)))
+		for _, l := range n.Listeners {
+			b = appendString(b, string(l.Addr))
+			b = binary.AppendUvarint(b, uint64(l.Port))
+			b = appendBool(b, l.Optional)
+		}
 	}
 	return b
 }
@@ -210,6 +217,13 @@ func (c *Config) unmarshal(b []byte) error {
 		n.Gate = d.bool()
 		n.Mechanisms = d.strings()
 		n.LandlockABI = d.int()
+		n.Proxy = d.bool()
+		if k := d.count(); k > 0 {
+			n.Listeners = make([]sandbox.NativeListener, k)
+			for i := range n.Listeners {
+				n.Listeners[i] = sandbox.NativeListener{Addr: []byte(d.string()), Port: int(d.uint()), Optional: d.bool()}
+			}
+		}
 		c.Plan = n
 	}
 	return d.end()

@@ -1,5 +1,5 @@
 /*
- * corral's native init for plain runs and sandboxes with no listeners (no
+ * corral's native init for plain runs and sandboxes (no guard alone, no
  * enclosure, no other user) on linux/amd64: the program internal/initelf's
  * bytes are made of (gen.sh; TestCodeIsItsSourceCompiled checks them). It
  * keeps the Go init's contract (internal/shim/init_linux.go) and speaks
@@ -162,8 +162,9 @@ static long send_msg_m(const char *op, i64 pid, u64 start, i64 code, i64 sig, in
 	else e_uint(&e, 0);
 	e_int(&e, abi);
 	struct iovec iov = {buf, (u64)(e.p - buf)};
-	u64 cbuf[8];
+	u64 cbuf[24]; /* up to 40 descriptors: two pidfds and a sandbox's listeners (MAXLISTEN) */
 	struct msghdr m = {0, 0, &iov, 1, 0, 0, 0};
+	if (nfds > 40) nfds = 40;
 	if (nfds > 0) {
 		struct cmsghdr *c = (struct cmsghdr *)cbuf;
 		c->len = sizeof(struct cmsghdr) + 4 * (u64)nfds;
@@ -462,6 +463,7 @@ enum {
 	SYS_capset = 126, SYS_mount = 165, SYS_seccomp = 317, SYS_execveat = 322, SYS_open_tree = 428,
 	SYS_move_mount = 429, SYS_fsopen = 430, SYS_fsconfig = 431, SYS_fsmount = 432, SYS_mount_setattr = 442,
 	SYS_landlock_create_ruleset = 444, SYS_landlock_add_rule = 445, SYS_landlock_restrict_self = 446,
+	SYS_bind = 49, SYS_listen = 50, SYS_setsockopt = 54,
 };
 enum { ENOENT = 2, EINVAL_ = 22, EAGAIN = 11 };
 enum { A_RDONLY = 1, A_NOSUID = 2, A_NODEV = 4, A_NOEXEC = 8 };
@@ -481,7 +483,7 @@ struct plan {
 	u64 nroots, nkeep, ndeny, nrules;
 	u64 *rights;
 	u8 *optional;
-	int netnone, gate;
+	int netnone, gate, proxy;
 	u64 handled, scoped, file_rights;
 	const u8 *filter;
 	u64 nfilter; /* instructions */
@@ -489,7 +491,12 @@ struct plan {
 	u64 mechlen;
 	i64 abi;
 	int ruleset, gofd, notify, cfgfd;
+	/* the listeners to make inside the sandbox's network (the proxy's, then the host loopback ports'),
+	 * each a family, an address, a port, and whether a missing address skips it; then their descriptors */
+	u64 nlisten;
+	struct listen_ { int family, port, optional, fd; u8 addr[16]; } *listen;
 };
+#define MAXLISTEN 38
 
 /* the reason a set-up step failed, for corral */
 struct why { const char *stage; char msg[1024]; u64 n; i64 err_no; };
@@ -828,6 +835,43 @@ static int up_loopback(struct why *w) {
 	return rc;
 }
 
+/* listen_all makes the plan's listeners inside the sandbox's network, as internal/sandbox's listenAll does:
+ * an optional address this network lacks (no IPv6) is skipped. */
+static int listen_all(struct why *w, struct plan *p) {
+	for (u64 i = 0; i < p->nlisten; i++) {
+		struct listen_ *l = &p->listen[i];
+		l->fd = -1;
+		long fd = S3(SYS_socket, l->family, 1 /* SOCK_STREAM */ | O_CLOEXEC, 0);
+		long r = fd;
+		if (fd >= 0) {
+			int one = 1;
+			r = S6(SYS_setsockopt, fd, 1 /* SOL_SOCKET */, 2 /* SO_REUSEADDR */, &one, 4, 0);
+		}
+		if (r >= 0) {
+			u8 sa[28];
+			for (int k = 0; k < 28; k++) sa[k] = 0;
+			sa[0] = (u8)l->family;
+			sa[2] = (u8)(l->port >> 8);
+			sa[3] = (u8)l->port;
+			if (l->family == 2 /* AF_INET */) {
+				memcpy_(sa + 4, l->addr, 4);
+				r = S3(SYS_bind, fd, sa, 16);
+			} else {
+				memcpy_(sa + 8, l->addr, 16);
+				r = S3(SYS_bind, fd, sa, 28);
+			}
+		}
+		if (r >= 0) r = S2(SYS_listen, fd, 128);
+		if (r < 0) {
+			if (fd >= 0) S1(SYS_close, fd);
+			if (l->optional && (r == -99 /* EADDRNOTAVAIL */ || r == -97 /* EAFNOSUPPORT */)) continue;
+			return set_why(w, "prepare", i == 0 && p->proxy ? "proxy listener" : "host loopback port listener", 0, r);
+		}
+		l->fd = (int)fd;
+	}
+	return 0;
+}
+
 /* landlock_ruleset builds the plan's ruleset (not yet enforced), once the view is built. */
 static int landlock_ruleset(struct why *w, struct plan *p) {
 	u64 attr[3] = {p->handled, 0, p->scoped};
@@ -903,6 +947,7 @@ static int prepare(struct why *w, struct plan *p, struct layer *ls) {
 	p->gofd = (int)g;
 	if (build_view(w, p, ls) < 0) return -1;
 	if (p->netnone && up_loopback(w) < 0) return -1;
+	if (listen_all(w, p) < 0) return -1;
 	return landlock_ruleset(w, p);
 }
 
@@ -1029,7 +1074,7 @@ static void skip_strs(dec *d) {
 }
 
 /* skip_policy reads past a sandbox's policy: the plan that follows says what the native init does with it.
- * It returns -1 for a policy only the Go init serves (listeners for a proxy or the host's loopback, a guard). */
+ * It returns -1 for a policy only the Go init serves (a guard). */
 static int skip_policy(dec *d) {
 	u64 l;
 	d_str(d, &l); d_str(d, &l); /* mode, workdir */
@@ -1037,10 +1082,14 @@ static int skip_policy(dec *d) {
 	d_str(d, &l);               /* network */
 	skip_strs(d); skip_strs(d); /* private, allow_unix_sockets */
 	d_str(d, &l);               /* tmpdir */
-	i64 proxy = d_int(d);
+	d_int(d); /* proxy port */
 	u64 nloop = d_uint(d);
-	int guard = nloop ? 0 : d_bool(d);
-	return proxy || nloop || guard ? -1 : 0;
+	for (u64 i = 0; i < nloop && !d->bad; i++) {
+		d_int(d);
+		d_str(d, &l);
+		d_bool(d);
+	}
+	return d_bool(d) ? -1 : 0; /* a guard */
 }
 
 /* area hands out memory from the run's scratch mapping. */
@@ -1102,6 +1151,22 @@ static void read_plan(dec *d, struct area *a, struct plan *p) {
 	p->mechs = m;
 	p->mechlen = (u64)(d->p - m);
 	p->abi = d_int(d);
+	p->proxy = d_bool(d);
+	p->nlisten = d_uint(d);
+	if (d->bad || p->nlisten > MAXLISTEN) { d->bad = 1; return; }
+	p->listen = take(a, sizeof(struct listen_) * (p->nlisten + 1));
+	for (u64 i = 0; p->listen && i < p->nlisten && !d->bad; i++) {
+		struct listen_ *l = &p->listen[i];
+		l->fd = -1;
+		u64 n;
+		const u8 *ad = d_str(d, &n);
+		l->port = (int)d_uint(d);
+		l->optional = d_bool(d);
+		if (n == 4) l->family = 2;
+		else if (n == 16) l->family = 10 /* AF_INET6 */;
+		else d->bad = 1;
+		if (!d->bad) memcpy_(l->addr, ad, n);
+	}
 	if (a->bad) d->bad = 1;
 }
 
@@ -1182,7 +1247,7 @@ __attribute__((used)) void cmain(long *sp) {
 		dec d = {cfg, cfg + size, 0};
 		if (*d.p++ != 0xC6) d.bad = 1;
 		int sandboxed = d_bool(&d);
-		if (sandboxed && skip_policy(&d) < 0) { fail("config", 0, "native init: a sandbox with listeners or a guard", 45); quit(125); }
+		if (sandboxed && skip_policy(&d) < 0) { fail("config", 0, "native init: a guard's sandbox", 25); quit(125); }
 		d_bool(&d); /* confined */
 		int ack = d_bool(&d);
 		if (ack && !sandboxed) { fail("config", 0, "native init: ack", 16); quit(125); }
@@ -1300,11 +1365,18 @@ __attribute__((used)) void cmain(long *sp) {
 			}
 			k = 2;
 		}
+		/* with a new sandbox's first run, its listeners after the pidfds */
+		int all_fds[2 + MAXLISTEN];
+		int nall = 0;
+		for (int i = 0; i < k; i++) all_fds[nall++] = out_fds[i];
+		for (u64 i = 0; plan.on && i < plan.nlisten; i++)
+			if (plan.listen[i].fd >= 0) all_fds[nall++] = plan.listen[i].fd;
 		u64 start = start_time((int)pid);
-		long sr = send_msg_m("started", pid, start, 0, 0, 0, 0, "", 0, "", 0, out_fds, k,
+		long sr = send_msg_m("started", pid, start, 0, 0, 0, 0, "", 0, "", 0, all_fds, nall,
 				     plan.on ? plan.mechs : 0, plan.mechlen, plan.on ? plan.abi : 0);
 		sent_self = 1;
-		for (int i = 0; i < k; i++) S1(SYS_close, out_fds[i]);
+		for (int i = 0; i < nall; i++) S1(SYS_close, all_fds[i]);
+		plan.nlisten = 0;
 		if (sr < 0) { kill_tree(); quit(0); }
 		/* serve: reap, report, until exit/idle/detach or end of file. Corral in another pid namespace reads
 		 * the command's pid from its pidfd, which says nothing once the command is reaped: with ack, nothing
