@@ -329,11 +329,13 @@ var nativeOff atomic.Bool
 var startRefused atomic.Pointer[func(native bool) error]
 
 // nativeInitFor reports whether the init of a is the native one
-// (internal/initelf) where this machine has it: a plain run's, started by
-// this process as its own user. A sandbox's init builds the sandbox, an
-// enclosure's is its holder's child, and another user's is the Go init,
-// found by a path that user can reach. The Go init's own mutant
-// (initignoresticks) is caught through plain runs, so it keeps them.
+// (internal/initelf) where this machine has it: a plain or sandboxed
+// run's (the native init builds a sandbox from sandbox.Native's plan),
+// started by this process as its own user. A guard's alone, an
+// enclosure's (its holder's child) and another user's (found by a path
+// that user can reach) are the Go init, as is any run when goInit says
+// so. The Go init's own mutant (initignoresticks) is caught through plain
+// runs, so it keeps them.
 func nativeInitFor(a *spawnAttr, ia initAttr) bool {
 	if ia.holder || ia.encl != nil || a.cred != nil || ia.goInit || nativeOff.Load() || mutant.InitIgnoreSticks {
 		return false
