@@ -121,6 +121,19 @@ func ForgetStarts() {
 // program, so that this process's plain runs use the Go init.
 func NativeInitOff() bool { return nativeOff.Load() }
 
+// NativeInitState says whether the native init is on, and if not, which
+// refused start turned it off: for the messages of tests that need it.
+func NativeInitState() string {
+	if !nativeOff.Load() {
+		return "the native init is on"
+	}
+	why := "(no cause recorded)"
+	if w := nativeOffWhy.Load(); w != nil {
+		why = *w
+	}
+	return "the native init was turned off by a refused start: " + why
+}
+
 // RefuseInitStarts has the starts of inits fail with what refuse returns
 // for their kind (nil: start), and returns what undoes it, turning the
 // native init on again.
@@ -128,7 +141,12 @@ func RefuseInitStarts(refuse func(native bool) error) (restore func()) {
 	startRefused.Store(&refuse)
 	return func() {
 		startRefused.Store(nil)
+		// The pool's starters at work end their starts first: a start
+		// refused before this turns the native init off before it is
+		// turned on again here.
+		ForgetStarts()
 		nativeOff.Store(false)
+		nativeOffWhy.Store(nil)
 	}
 }
 

@@ -228,8 +228,12 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 		c.state = inheritedState()
 	}
 	var pid int
+	// One refusal for both tries, the native and the Go: a test that
+	// stops refusing while this start is under way is not met by a start
+	// half refused.
+	refuse := startRefused.Load()
 	start := func() {
-		if refuse := startRefused.Load(); refuse != nil {
+		if refuse != nil {
 			if err = (*refuse)(native); err != nil {
 				return
 			}
@@ -250,13 +254,14 @@ func (c *initChild) forkInit(a *spawnAttr, ia initAttr, shimEnd *os.File) error 
 			// init in its cgroup fails with the same errors). The Go
 			// init tells: if it starts, this process's plain runs use
 			// it from now on.
+			refused := err
 			if mutant.NativeOffOnAnyRefusal {
-				nativeOff.Store(true)
+				turnNativeOff(refused)
 			}
 			prog, native = shimprog.Direct(), false
 			start()
 			if err == nil {
-				nativeOff.Store(true)
+				turnNativeOff(refused)
 			}
 		}
 	}
@@ -320,9 +325,20 @@ var goInitProgram = sync.OnceValue(func() string {
 	return p
 })
 
-// nativeOff: the native init could not be executed here; plain runs use
-// the Go init.
-var nativeOff atomic.Bool
+// nativeOff: the native init could not be executed here (nativeOffWhy
+// says what the kernel answered); runs use the Go init from then on.
+var (
+	nativeOff    atomic.Bool
+	nativeOffWhy atomic.Pointer[string]
+)
+
+// turnNativeOff makes this process's later inits the Go one: a start of
+// the native init was refused with err, where the Go init's started.
+func turnNativeOff(err error) {
+	why := err.Error()
+	nativeOffWhy.Store(&why)
+	nativeOff.Store(true)
+}
 
 // startRefused, set by tests, fails the start of an init (native says
 // which kind) with the error it returns, if not nil, as the kernel would.

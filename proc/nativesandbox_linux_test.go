@@ -142,7 +142,7 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 			nativeThreads, native := see(false)
 			goThreads, goSees := see(true)
 			if nativeThreads != "1" || goThreads == "1" {
-				t.Fatalf("threads of pid 1: %q with the native init (want 1), %q with the Go init (want more)", nativeThreads, goThreads)
+				t.Fatalf("threads of pid 1: %q with the native init (want 1), %q with the Go init (want more); %s", nativeThreads, goThreads, proc.NativeInitState())
 			}
 			if native != goSees {
 				t.Fatalf("the native init's sandbox differs from the Go init's:\n--- native\n%s\n--- Go\n%s", native, goSees)
@@ -211,7 +211,7 @@ print("after", "go" if threads() != "1" else "native")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
-			t.Errorf("want %q in:\n%s", w, out)
+			t.Errorf("want %q in:\n%s\n(%s)", w, out, proc.NativeInitState())
 		}
 	}
 	if res.ExitCode != 0 || allowedN.Load() != 2 || outsideN.Load() != 0 {
