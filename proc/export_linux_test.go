@@ -178,3 +178,6 @@ func HoldChores() (release func()) {
 		})
 	}
 }
+
+// DelayGuardian delays the start of this process's guardian by d.
+func DelayGuardian(d time.Duration) { guardianDelay.Store(int64(d)) }
