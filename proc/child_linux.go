@@ -228,9 +228,8 @@ func spawnDirect(a *spawnAttr, tier corral.Containment, why string) (child, erro
 		c.limits = applyLimits(root, leaf, a.limit)
 		sys.UseCgroupFD = true
 		sys.CgroupFD = leaf.FD()
-		// Made by the first Start's prepareTier, or by its own first
-		// call here: the command starts once it is up.
-		if mutant.GuardianUnawaited && tierPrepared.Load() {
+		// Started by the first run: its command starts once it is up.
+		if mutant.GuardianUnawaited {
 			go cgroupGuardian(root)
 			c.bindNote = "the guardian was not waited for"
 		} else if g, err := cgroupGuardian(root); err == nil {
@@ -847,39 +846,9 @@ func cgroupGuardian(root *cgroup.Root) (*shim.Guardian, error) {
 	return guardian.g, guardian.err
 }
 
-// tierPrepared: a Start has begun prepareTier's work.
-var tierPrepared atomic.Bool
-
 // guardianDelay, set by tests, delays the start of the guardian by as
 // many nanoseconds.
 var guardianDelay atomic.Int64
-
-// prepareTier makes ready in the background what the first cgroup-tier
-// run of this process needs before its command starts and no run has
-// made yet: the supervisor's cgroup directory (cgroup.Detect) and its
-// guardian (cgroupGuardian), about 0.6 ms of a command-line run. The
-// Start that calls it goes on with the rest of its set-up (the command's
-// path, environment and pipes) beside them; spawnDirect waits for both
-// (each is made once, under a sync.Once) before its command starts, as
-// it did when it made them itself. A spec that cannot be on the cgroup
-// tier (sandboxed, guarded, in an enclosure, or another tier asked for)
-// prepares nothing.
-func prepareTier(spec *Spec) {
-	if spec.Sandbox.Enabled() || spec.Guard != nil || spec.Enclosure != nil {
-		return
-	}
-	if spec.Containment != corral.ContainmentAuto && spec.Containment != corral.ContainmentCgroup {
-		return
-	}
-	if tierPrepared.Load() || !tierPrepared.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		if root, err := cgroup.Detect(); err == nil {
-			cgroupGuardian(root)
-		}
-	}()
-}
 
 func isGuardian(z *reaper.Zombie) bool {
 	k := guardian.key.Load()

@@ -131,7 +131,6 @@ func Start(ctx context.Context, spec *Spec) (*Process, error) {
 	if err := checkGuard(spec); err != nil {
 		return nil, err
 	}
-	prepareTier(spec)
 	raiseOnce.Do(raiseNoFile)
 	p := &Process{
 		spec:   *spec,

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corralrun/corral/cmd/corral/internal/earlysig"
 	"github.com/corralrun/corral/internal/testutil"
 	"github.com/corralrun/corral/proc"
 )
@@ -167,25 +166,7 @@ func holdNotify(t *testing.T) chan struct{} {
 // command, which prints a file the test makes only just before letting
 // it go, must not have started until then.
 func TestRunCommandStartsOnceItsSignalsAreCaught(t *testing.T) {
-	runStartsOnRelease(t, holdNotify(t))
-}
-
-// TestRunTakesTheSignalsCaughtAsItStarted: the corral run program begins
-// catching its signals as it starts (earlysig), before main; its run
-// takes that catching, and its command, too, starts only once all are
-// caught. The catching begun is held back here.
-func TestRunTakesTheSignalsCaughtAsItStarted(t *testing.T) {
 	release := holdNotify(t)
-	earlysig.BeginRun(notifySignals)
-	t.Cleanup(func() { earlysig.TakeRun() })
-	notifySignals = signal.Notify // what watchTreeSignals would begin itself is not held
-	runStartsOnRelease(t, release)
-}
-
-// runStartsOnRelease runs a command through corral run's runSpec, and
-// fails unless it starts only once release is closed.
-func runStartsOnRelease(t *testing.T, release chan struct{}) {
-	t.Helper()
 	dir := t.TempDir()
 	var out strings.Builder
 	spec := &proc.Spec{Args: []string{"cat", "ready"}, Dir: dir, Stdout: &out, Stderr: &out}

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/corralrun/corral/cmd/corral/internal/earlysig"
 	"github.com/corralrun/corral/internal/cliflag"
 	"github.com/corralrun/corral/internal/mutant"
 	"github.com/corralrun/corral/proc"
@@ -37,12 +36,9 @@ import (
 // ignored one would stay ignored there, so none is ignored (signal.Ignore)
 // on corral's behalf.
 //
-// corral run begins to catch its signals as it starts (earlysig), beside
-// its packages' initialization and its run's set-up, and its command
-// starts once all are caught (see watchTreeSignals). One that comes
-// before it is caught acts as on any program that has not caught it; one
-// caught before the command starts is acted on once it has (SIGTERM then
-// ends the run at once).
+// corral run catches its signals beside its run's set-up, not before it
+// (see watchTreeSignals): until the command starts, one acts as on any
+// program that has not yet caught it.
 
 // stopSignals are the signals that end a command.
 var stopSignals = cliflag.StopSignals
@@ -59,28 +55,28 @@ type treeSignals struct {
 	ready chan struct{} // closed once every one is caught
 }
 
-// treeSignalList is what corral run catches (stopSignals among them).
-var treeSignalList = earlysig.RunSignals
+// treeSignalList is what corral run catches.
+var treeSignalList = append(stopSignals[:len(stopSignals):len(stopSignals)],
+	unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGPIPE, unix.SIGTSTP, unix.SIGCONT)
 
 // notifySignals is signal.Notify; a test holds it back.
 var notifySignals = signal.Notify
 
 // watchTreeSignals starts catching treeSignalList in the background and
 // returns at once. Each signal caught for the first time is a round trip
-// with the Go runtime's signal thread (ten of them, about 0.6 ms of a
-// 5 ms run): the run's own set-up (its tier, cgroup leaf and guardian,
+// with the Go runtime's signal thread (ten of them, about 0.5 ms of a
+// 4 ms run): the run's own set-up (its tier, cgroup leaf and guardian,
 // or its init) covers them, and the run's Spec.Hold is ready, so that the
-// command starts only once all are caught. In the corral run program the
-// catching began as it started (earlysig), before main: that one is
-// taken. They are never let go: the process ends with the run, and a
-// signal that comes while it finishes is dropped, so that corral's exit
-// status is the run's.
+// command starts only once all are caught. They are never let go: the
+// process ends with the run, and a signal that comes while it finishes
+// is dropped, so that corral's exit status is the run's.
 func watchTreeSignals() *treeSignals {
-	if c := earlysig.TakeRun(); c != nil {
-		return &treeSignals{c: c.C, ready: c.Ready}
-	}
-	c := earlysig.Begin(notifySignals, treeSignalList...)
-	return &treeSignals{c: c.C, ready: c.Ready}
+	t := &treeSignals{c: make(chan os.Signal, 8), ready: make(chan struct{})}
+	go func() {
+		defer close(t.ready)
+		notifySignals(t.c, treeSignalList...)
+	}()
+	return t
 }
 
 // hold holds spec's command back until the signals are caught.

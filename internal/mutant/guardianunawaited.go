@@ -2,5 +2,5 @@
 
 package mutant
 
-// GuardianUnawaited, when true: the first cgroup-tier run's command starts without waiting for the guardian its Start began to prepare.
+// GuardianUnawaited, when true: a cgroup-tier run's command starts without waiting for its supervisor's guardian to be up.
 const GuardianUnawaited = false

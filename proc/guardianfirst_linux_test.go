@@ -50,13 +50,11 @@ func init() {
 	os.Exit(0)
 }
 
-// TestFirstCgroupRunStartsOnceItsGuardianIsUp: the first Start of a
-// process that may run on the cgroup tier makes the supervisor's cgroup
-// directory and its guardian in the background, beside its own set-up;
-// its command must still start only once the guardian is up, or a
-// supervisor killed at that moment would leave the command's tree
-// behind. The guardian's start is delayed here by 300 ms; the command
-// looks for it as its first act.
+// TestFirstCgroupRunStartsOnceItsGuardianIsUp: the first cgroup-tier run
+// of a process starts the supervisor's guardian; its command must start
+// only once the guardian is up, or a supervisor killed at that moment
+// would leave the command's tree behind. The guardian's start is delayed
+// here by 300 ms; the command looks for it as its first act.
 func TestFirstCgroupRunStartsOnceItsGuardianIsUp(t *testing.T) {
 	if _, err := cgroup.Detect(); err != nil {
 		t.Skipf("SKIP: no cgroup tier here: %v", err)
