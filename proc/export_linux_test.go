@@ -124,14 +124,18 @@ func NativeInitOff() bool { return nativeOff.Load() }
 // NativeInitState says whether the native init is on, and if not, which
 // refused start turned it off: for the messages of tests that need it.
 func NativeInitState() string {
-	if !nativeOff.Load() {
-		return "the native init is on"
+	state := "the native init is on"
+	if nativeOff.Load() {
+		why := "(no cause recorded)"
+		if w := nativeOffWhy.Load(); w != nil {
+			why = *w
+		}
+		state = "the native init was turned off by a refused start: " + why
 	}
-	why := "(no cause recorded)"
-	if w := nativeOffWhy.Load(); w != nil {
-		why = *w
+	if w := nativePlanWhy.Load(); w != nil {
+		state += "; the last sandbox it was not given: " + *w
 	}
-	return "the native init was turned off by a refused start: " + why
+	return state
 }
 
 // RefuseInitStarts has the starts of inits fail with what refuse returns

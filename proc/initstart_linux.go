@@ -301,6 +301,8 @@ func nativePlan(a *spawnAttr, ia *initAttr) *sandbox.NativePlan {
 		if err == nil {
 			return plan
 		}
+		why := err.Error()
+		nativePlanWhy.Store(&why)
 	}
 	ia.goInit = true
 	if e := ia.early; e != nil {
@@ -331,6 +333,10 @@ var (
 	nativeOff    atomic.Bool
 	nativeOffWhy atomic.Pointer[string]
 )
+
+// nativePlanWhy is why the last sandbox the native init was to build went
+// to the Go init instead (sandbox.Native's error): for the tests' messages.
+var nativePlanWhy atomic.Pointer[string]
 
 // turnNativeOff makes this process's later inits the Go one: a start of
 // the native init was refused with err, where the Go init's started.
