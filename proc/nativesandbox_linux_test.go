@@ -154,11 +154,17 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 
 // TestNativeSandboxHandsItsGateToTheGoInit: under a kernel whose Landlock
 // cannot control pathname Unix sockets, a command's connect goes to a
-// gate, which the Go init serves: the native init executes it in its own
-// process at the first connect, and the gate then answers that connect
-// and every later one as it does for the Go init's own sandboxes (allowed
-// sockets connected, a socket outside the writable roots refused). The
-// run ends and leaves nothing, the command's end reported once.
+// gate. The native init answers itself the connects the gate would answer
+// without connecting anything: a socket path that is not there (ENOENT,
+// absolute or relative to the command's directory; the C library's name
+// service cache at a user lookup, such as bash's without SHELL) and a
+// path that is no socket (ECONNREFUSED), and keeps the run. At the first
+// connect that needs a socket connected it executes the Go init in its
+// own process, with that call, and the gate then answers it and every
+// later one as it does for the Go init's own sandboxes (allowed sockets
+// connected, a socket outside the writable roots refused). The run ends
+// and leaves nothing, the command's end reported once. The Go init's gate,
+// serving the same command from its start, answers every connect alike.
 func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
 	needSandbox(t)
 	if initelf.Image() == nil {
@@ -178,12 +184,18 @@ func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
 	allowed := testutil.ListenCounting(t, "unix", filepath.Join(ws, "allowed.sock"), &allowedN)
 	outside := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "outside.sock"), &outsideN)
 	tag := testutil.Tag(t)
+	missing := filepath.Join(ws, "missing.sock")
+	plain := filepath.Join(ws, "plain")
+	os.WriteFile(plain, []byte("x"), 0o644)
 	script := `
 import socket, sys
-def threads():
-    return [l.split()[1] for l in open("/proc/1/status") if l.startswith("Threads")][0]
-print("before", threads())
+def init():
+    return "go" if [l.split()[1] for l in open("/proc/1/status") if l.startswith("Threads")][0] != "1" else "native"
+print("before", init())
 for path in sys.argv[1:]:
+    if path == "--":
+        print("between", init())
+        continue
     s = socket.socket(socket.AF_UNIX)
     try:
         s.connect(path)
@@ -191,21 +203,44 @@ for path in sys.argv[1:]:
         print(path, "answered", s.recv(16).decode().strip())
     except OSError as e:
         print(path, "refused", e.errno)
-print("after", "go" if threads() != "1" else "native")
+print("after", init())
 `
-	res, err := proc.Run(context.Background(), &proc.Spec{
-		Args:    []string{"python3", "-c", script, allowed, outside, allowed},
-		Env:     []string{testutil.TagEnvVar(tag)},
-		Dir:     ws,
-		Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
-		Timeout: time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
+	run := func() (*proc.Result, string) {
+		t.Helper()
+		res, err := proc.Run(context.Background(), &proc.Spec{
+			Args:    []string{"python3", "-c", script, missing, "missing.sock", plain, "--", allowed, outside, allowed},
+			Env:     []string{testutil.TagEnvVar(tag)},
+			Dir:     ws,
+			Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
+			Timeout: 20 * time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, res.Stdout.Text() + res.Stderr.Text()
 	}
-	out := res.Stdout.Text() + res.Stderr.Text()
+	// The Go init's gate, from the start, gives the same answers.
+	defer shim.UseGoInitOnly(false)
+	shim.UseGoInitOnly(true)
+	_, goOut := run()
+	shim.UseGoInitOnly(false)
+	allowedN.Store(0)
+	res, out := run()
+	answers := func(out string) string {
+		var a []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, " refused ") || strings.Contains(l, " answered ") {
+				a = append(a, l)
+			}
+		}
+		return strings.Join(a, "\n")
+	}
+	if answers(out) != answers(goOut) {
+		t.Errorf("the native init's answers differ from the Go init's gate's:\n--- native\n%s\n--- Go\n%s", out, goOut)
+	}
 	gate := contains(res.Sandbox.Mechanisms, "unix socket gate")
-	want := []string{"before 1", allowed + " answered hi", outside + " refused 13"}
+	want := []string{"before native", missing + " refused 2", "missing.sock refused 2", plain + " refused 111",
+		"between native", allowed + " answered hi", outside + " refused 13"}
 	if gate {
 		want = append(want, "after go")
 	}

@@ -6,9 +6,11 @@
 //
 // It keeps the Go init's contract and speaks its protocol. It serves plain
 // runs and sandboxes (not a guard's alone), which it builds and confines
-// from the plan corral computed (internal/sandbox.Native); at a sandboxed
-// command's first connect() of a Unix socket it executes the Go init in
-// its own process to serve the gate (internal/shim's ResumeEnv). Guards
+// from the plan corral computed (internal/sandbox.Native); it answers a
+// sandboxed command's connect() of a Unix socket path that is not there,
+// or is no socket, as the gate would, and at the first connect() the gate
+// must make it executes the Go init in its own process to serve the gate,
+// that call first (internal/shim's ResumeEnv). Guards
 // alone, enclosures and other users' runs keep the Go init, as do other
 // architectures and kernels or policies that refuse to execute a memory
 // file. Its source is

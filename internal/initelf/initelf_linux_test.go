@@ -43,9 +43,10 @@ func TestCodeIsItsSourceCompiled(t *testing.T) {
 	if !bytes.Equal(code, want) {
 		t.Fatalf("code_amd64.go holds %d bytes that are not testdata/init_amd64.c compiled (%d bytes): run sh testdata/gen.sh", len(code), len(want))
 	}
-	// The mutants patch the first bytes of kill_tree and confine: they
+	// The mutants patch the first bytes of kill_tree, confine and
+	// gate_answer: they
 	// must be their entries.
-	for file, have := range map[string]int{"killtree": killTreeAt, "confine": confineAt} {
+	for file, have := range map[string]int{"killtree": killTreeAt, "confine": confineAt, "gateanswer": gateAnswerAt} {
 		at, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)

@@ -55,11 +55,14 @@ const errGone = unix.Errno(0x7fffffff)
 // (EINPROGRESS for a non-blocking socket, ECONNREFUSED, ...) or EACCES when
 // refused.
 //
+// A call already taken from notifyFD (pending, by the native init, which
+// answers only what needs no connect) is answered first, as any other.
+//
 // Calls are handled concurrently, at most 64 at once. A blocking connect is
 // performed in slices of 250 ms (the socket's send timeout is lowered for
 // the call and restored), so that Gate notices a command that died and its
 // own end. Gate returns once every call in progress is answered.
-func Gate(ctx context.Context, notifyFD int, p *Policy) error {
+func Gate(ctx context.Context, notifyFD int, p *Policy, pending *Pending) error {
 	if notifyFD < 0 {
 		return nil
 	}
@@ -90,6 +93,18 @@ func Gate(ctx context.Context, notifyFD int, p *Policy) error {
 		f.Close()
 	}()
 	sem := make(chan struct{}, gateMaxInFlight)
+	if pending != nil {
+		n := &seccompNotif{ID: pending.ID, Pid: pending.Pid}
+		n.Data.Nr = pending.Nr
+		copy(n.Data.Args[:], pending.Args[:])
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			g.handle(ctx, n)
+		}()
+	}
 	for {
 		n, hup, err := g.receive(rc)
 		if err != nil {

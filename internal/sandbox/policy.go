@@ -263,3 +263,14 @@ func within(path, dir string) bool {
 	}
 	return path == dir || strings.HasPrefix(path, dir+"/")
 }
+
+// Pending is a connect() call taken from a gate's notification
+// descriptor and not answered yet (struct seccomp_notif's id, the
+// caller's thread and the call's number and first three arguments), for
+// Gate to answer.
+type Pending struct {
+	ID   uint64
+	Pid  uint32
+	Nr   int32
+	Args [3]uint64
+}

@@ -33,4 +33,4 @@ func Confine(p *Policy) (notifyFD int, mechanisms []string, landlockABI int, err
 }
 
 // Gate refuses: the sandbox is built for Linux only.
-func Gate(ctx context.Context, notifyFD int, p *Policy) error { return unavailable() }
+func Gate(ctx context.Context, notifyFD int, p *Policy, pending *Pending) error { return unavailable() }

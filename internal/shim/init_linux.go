@@ -337,7 +337,7 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 		st.killTree()
 		return false
 	}
-	stopGate := st.gate(c.notify)
+	stopGate := st.gate(c.notify, nil)
 	defer stopGate()
 	return st.serve(c.pid, false, !st.cfg.Ack)
 }
@@ -350,7 +350,13 @@ func (st *initState) runCommand(stdio []*os.File) (stay bool) {
 func (st *initState) resume(spec string) int {
 	os.Unsetenv(ResumeEnv)
 	var cmd, detached, acked, notify, cfgFD int
-	if _, err := fmt.Sscan(spec, &cmd, &detached, &acked, &notify, &cfgFD); err != nil {
+	var pending *sandbox.Pending
+	var p sandbox.Pending
+	n, err := fmt.Sscan(spec, &cmd, &detached, &acked, &notify, &cfgFD, &p.ID, &p.Pid, &p.Nr, &p.Args[0], &p.Args[1], &p.Args[2])
+	switch {
+	case n == 11:
+		pending = &p
+	case n != 5 || err != io.EOF:
 		return st.fail("config", fmt.Errorf("%s %q: %w", ResumeEnv, spec, err))
 	}
 	unix.CloseOnExec(notify)
@@ -365,7 +371,7 @@ func (st *initState) resume(spec string) int {
 		return st.fail("config", err)
 	}
 	st.sentSelf = true
-	stopGate := st.gate(notify)
+	stopGate := st.gate(notify, pending)
 	defer stopGate()
 	st.serve(cmd, detached == 1, acked == 1 && !mutant.ResumeUnacked)
 	return 0
@@ -428,7 +434,7 @@ func (st *initState) reportStart(c *forked, stdio []*os.File) int {
 
 // gate answers the sandbox's Unix-socket gate until the returned func is
 // called.
-func (st *initState) gate(notify int) func() {
+func (st *initState) gate(notify int, pending *sandbox.Pending) func() {
 	if notify < 0 {
 		return func() {}
 	}
@@ -436,7 +442,7 @@ func (st *initState) gate(notify int) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := sandbox.Gate(ctx, notify, st.cfg.Policy); err != nil {
+		if err := sandbox.Gate(ctx, notify, st.cfg.Policy, pending); err != nil {
 			fmt.Fprintln(os.Stderr, "corral shim: gate:", err)
 		}
 	}()
@@ -648,7 +654,7 @@ func (st *initState) hold() int {
 	if err != nil {
 		return 0 // corral is gone; the kernel takes the namespace with us
 	}
-	stopGate := st.gate(c.notify)
+	stopGate := st.gate(c.notify, nil)
 	defer stopGate()
 	for {
 		select {

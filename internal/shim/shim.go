@@ -61,11 +61,15 @@ const RoleEnv = "CORRAL_SHIM"
 
 // ResumeEnv, in the environment of a Go init, says that the native init
 // (internal/initelf) executed it in its own process to take over a
-// sandbox's run when a command first connected a Unix socket (the gate is
-// the Go init's): "PID DETACHED ACKED NOTIFY CONFIG", the command's pid (0
-// once its end is reported), whether corral said Detach, whether corral
-// spoke since the run started (Ack), the gate's notification descriptor
-// and the configuration's.
+// sandbox's run when a command connected a Unix socket it could not
+// answer itself (the gate is the Go init's):
+// "PID DETACHED ACKED NOTIFY CONFIG [ID TID NR A0 A1 A2]": the command's
+// pid (0 once its end is reported), whether corral said Detach, whether
+// corral spoke since the run started (Ack), the gate's notification
+// descriptor and the configuration's; then, when the native init took the
+// call that brought it here from the descriptor (it answers itself the
+// connects that need no connect made), that call, for the Go init's gate
+// to answer first (sandbox.Pending).
 const ResumeEnv = "CORRAL_SHIM_RESUME"
 
 // Roles.

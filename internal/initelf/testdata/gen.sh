@@ -19,7 +19,8 @@ build() { # build OUT
 	objcopy -O binary -j .text "$work/init.elf" "$1"
 }
 # at prints where function $1 starts in the bytes, for the mutants
-# (mutation_nativenokill_amd64.go, mutation_nativeunconfined_amd64.go).
+# (mutation_nativenokill_amd64.go, mutation_nativeunconfined_amd64.go,
+# mutation_nativegatehandsall_amd64.go).
 at() {
 	fn=$(nm "$work/init.elf" | awk -v f="$1" '$3 == f { print $1 }')
 	start=$(nm "$work/init.elf" | awk '$3 == "_start" { print $1 }')
@@ -31,6 +32,7 @@ if [ "${1:-}" = -bin ]; then
 	build "$2/init.bin"
 	at kill_tree >"$2/killtree"
 	at confine >"$2/confine"
+	at gate_answer >"$2/gateanswer"
 	exit 0
 fi
 build "$work/init.bin"
@@ -48,6 +50,9 @@ build "$work/init.bin"
 	echo
 	echo "// confineAt is where the function that confines a sandbox's command starts."
 	echo "const confineAt = $(at confine)"
+	echo
+	echo "// gateAnswerAt is where the function that answers a gated connect itself starts."
+	echo "const gateAnswerAt = $(at gate_answer)"
 	echo
 	echo "var code = []byte(\"\" +"
 	od -An -v -tx1 "$work/init.bin" | tr -s ' ' | sed 's/^ //; s/ $//; s/ /\\x/g; s/^/\t"\\x/; s/$/" +/'

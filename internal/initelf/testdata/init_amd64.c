@@ -10,9 +10,11 @@
  *     corral computed (internal/sandbox.Native); the init, pid 1 of new
  *     namespaces, builds the view as Prepare does (prepare), and confines
  *     the command's process between its fork and its exec as Confine
- *     confines a thread (confine). The gate stays the Go init's: at the
- *     first notification of a connect() the init executes the Go init in
- *     this process (resume_go), which serves the rest of the run.
+ *     confines a thread (confine). The gate stays the Go init's: the init
+ *     answers itself only a connect() the gate would answer without
+ *     connecting anything (gate_answer); at the first other one it
+ *     executes the Go init in this process (resume_go), with that call,
+ *     and the Go init serves the rest of the run.
  *   - Run, with the command's stdin, stdout, stderr and its configuration
  *     file: the command is started (in a session of its own unless the
  *     run shares corral's group; in its directory; with the signals corral
@@ -1170,13 +1172,100 @@ static void read_plan(dec *d, struct area *a, struct plan *p) {
 	if (a->bad) d->bad = 1;
 }
 
+/* ---- the gate's answers that need no connect ---- */
+enum { SYS_connect = 42, SYS_process_vm_readv = 310, SYS_pidfd_getfd = 438 };
+enum { ENOENT_ = 2, EFAULT_ = 14, ECONNREFUSED = 111 };
+#define S_IFSOCK 0140000
+#define PIDFD_THREAD 0x80 /* O_EXCL */
+/* struct seccomp_notif and seccomp_notif_resp, and their ioctls */
+struct notif { u64 id; u32 pid, flags; int nr; u32 arch; u64 ip, args[6]; };
+struct notif_resp { u64 id; i64 val; int error; u32 flags; };
+#define NOTIF_RECV 0xc0502100UL
+#define NOTIF_SEND 0xc0182101UL
+#define NOTIF_ID_VALID 0x40082102UL
+#define NOTIF_ID_VALID_OLD 0x80082102UL
+
+static int has_prefix(const char *s, const char *p) {
+	while (*p) if (*s++ != *p++) return 0;
+	return 1;
+}
+
+/* gate_answer takes the connect() a command has just made (the gate's notification) and answers it here
+ * where the Go init's gate (internal/sandbox's Gate) would answer it without connecting anything: the
+ * lookup of a pathname socket that fails (its errno, ENOENT for a service that is not there, such as the
+ * C library's name service cache at a user or host lookup) or finds no socket (ECONNREFUSED). It reads
+ * the address as the gate does (once, then checks that the call still waits) and takes the command's
+ * socket as it does, so that an answer given here is the gate's. It only ever refuses: a connect that
+ * would be made, and anything it is unsure of, goes to the Go init with the notification (it returns 0,
+ * *n holding it). It returns 1 when it answered (or the call is gone), -1 when there was nothing to take. */
+__attribute__((noinline)) static int gate_answer(int notify, struct notif *n) {
+	u64 *z = (u64 *)n;
+	for (u64 i = 0; i < sizeof *n / 8; i++) z[i] = 0;
+	if (S3(SYS_ioctl, notify, NOTIF_RECV, n) < 0) return -1; /* interrupted, or the caller left */
+	if (n->nr != SYS_connect) return 0;
+	i64 len = (int)(u32)n->args[2];
+	if (len <= 2 || len > 128) return 0;
+	u8 addr[132];
+	struct { void *base; u64 len; } local = {addr, (u64)len}, remote = {(void *)n->args[1], (u64)len};
+	long k = S6(SYS_process_vm_readv, n->pid, &local, 1, &remote, 1, 0);
+	long pidfd = S2(SYS_pidfd_open, n->pid, PIDFD_THREAD);
+	u64 id = n->id;
+	int valid = S3(SYS_ioctl, notify, NOTIF_ID_VALID, &id) == 0 ||
+		S3(SYS_ioctl, notify, NOTIF_ID_VALID_OLD, &id) == 0;
+	if (!valid) {
+		if (pidfd >= 0) S1(SYS_close, pidfd);
+		return 1; /* nobody waits for an answer */
+	}
+	if (k != len || pidfd < 0) {
+		if (pidfd >= 0) S1(SYS_close, pidfd);
+		return 0;
+	}
+	long sock = S3(SYS_pidfd_getfd, pidfd, (int)n->args[0], 0);
+	S1(SYS_close, pidfd);
+	if (sock < 0) return 0;
+	S1(SYS_close, sock);
+	addr[len] = 0;
+	const char *path = (const char *)addr + 2;
+	if (*(unsigned short *)addr != 1 /* AF_UNIX */ || !path[0] || has_prefix(path, "/proc/self/") ||
+		has_prefix(path, "/proc/thread-self/") || has_prefix(path, "/dev/fd/"))
+		return 0;
+	long dir = AT_FDCWD;
+	if (path[0] != '/') {
+		char cwd[32] = "/proc/";
+		int c = 6 + itoa_((int)n->pid, cwd + 6);
+		memcpy_(cwd + c, "/cwd", 5);
+		dir = S4(SYS_openat, AT_FDCWD, cwd, O_PATH | O_CLOEXEC | 0x10000 /* O_DIRECTORY */, 0);
+		if (dir < 0) return 0;
+	}
+	long pin = S4(SYS_openat, dir, path, O_PATH | O_CLOEXEC, 0);
+	if (dir >= 0) S1(SYS_close, dir);
+	long err = pin;
+	if (pin >= 0) {
+		struct stat_ st;
+		err = S2(SYS_fstat, pin, &st) == 0 && (st.mode & S_IFMT) != S_IFSOCK ? -ECONNREFUSED : 0;
+		S1(SYS_close, pin);
+	}
+	if (err == 0) return 0; /* a socket: the Go init decides, and connects */
+	struct notif_resp r = {n->id, 0, (int)err, 0};
+	S3(SYS_ioctl, notify, NOTIF_SEND, &r);
+	return 1;
+}
+
+static int utoa64(u64 v, char *out) {
+	char t[21];
+	int k = 0, n = 0;
+	do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+	while (k) out[n++] = t[--k];
+	return n;
+}
+
 /* resume_go hands the run to the Go init (corral-shim), which serves the sandbox's gate: the command has just
  * connected a Unix socket. It executes it in this process, pid 1 still, with the control socket, the gate's
  * descriptor and the configuration, and says in its environment what it takes over (internal/shim's
  * ResumeEnv: the command's pid, 0 once its end is reported; detached; acked; the gate's descriptor; the
  * configuration's). It returns
  * only if the exec failed. */
-static void resume_go(struct plan *p, long cmd, int detached, int acked, long *sp, u64 *orig) {
+static void resume_go(struct plan *p, long cmd, int detached, int acked, const struct notif *pend, long *sp, u64 *orig) {
 	long argc = sp[0];
 	char **env = (char **)(sp + argc + 2);
 	u64 nenv = 0;
@@ -1184,13 +1273,17 @@ static void resume_go(struct plan *p, long cmd, int detached, int acked, long *s
 	if (nenv > 64) nenv = 64;
 	char *envp[66];
 	for (u64 i = 0; i < nenv; i++) envp[i] = env[i];
-	char var[128] = "CORRAL_SHIM_RESUME=";
+	char var[256] = "CORRAL_SHIM_RESUME=";
 	int k = 19;
 	k += itoa_((int)cmd, var + k); var[k++] = ' ';
 	var[k++] = (char)('0' + detached); var[k++] = ' ';
 	var[k++] = (char)('0' + acked); var[k++] = ' ';
 	k += itoa_(p->notify, var + k); var[k++] = ' ';
 	k += itoa_(p->cfgfd, var + k);
+	if (pend) {
+		u64 f[6] = {pend->id, pend->pid, (u64)(u32)pend->nr, pend->args[0], pend->args[1], pend->args[2]};
+		for (int i = 0; i < 6; i++) { var[k++] = ' '; k += utoa64(f[i], var + k); }
+	}
 	var[k] = 0;
 	envp[nenv] = var;
 	envp[nenv + 1] = 0;
@@ -1404,8 +1497,12 @@ __attribute__((used)) void cmain(long *sp) {
 				S1(SYS_close, plan.notify);
 				plan.notify = -1;
 			} else if (p[2].rev) {
-				/* A command connects a Unix socket: the Go init serves the gate from here on. */
-				resume_go(&plan, reported ? 0 : pid, detached, acked, sp, &orig);
+				/* A command connects a Unix socket: answered here if that needs no connect; else the Go
+				 * init serves the gate from here on, this call first. */
+				struct notif n;
+				int a = gate_answer(plan.notify, &n);
+				if (a == 1) continue;
+				resume_go(&plan, reported ? 0 : pid, detached, acked, a == 0 ? &n : 0, sp, &orig);
 				/* It could not start: without a gate a connect would wait for ever; with the descriptor
 				 * closed, it fails. */
 				S1(SYS_close, plan.notify);

@@ -89,7 +89,7 @@ func runInit() int {
 	goroutines, fds := runtime.NumGoroutine(), countFDs()
 	ctx, cancel := context.WithCancel(context.Background())
 	gated := make(chan error, 1)
-	go func() { gated <- sandbox.Gate(ctx, c.notifyFD, cfg.Policy) }()
+	go func() { gated <- sandbox.Gate(ctx, c.notifyFD, cfg.Policy, nil) }()
 	code := reap(c.pid)
 	cancel()
 	if err := <-gated; err != nil {
