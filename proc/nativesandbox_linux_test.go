@@ -157,12 +157,14 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 // gate. The native init answers itself the connects the gate would answer
 // without connecting anything: a socket path that is not there (ENOENT,
 // absolute or relative to the command's directory; the C library's name
-// service cache at a user lookup, such as bash's without SHELL) and a
-// path that is no socket (ECONNREFUSED), and keeps the run. At the first
-// connect that needs a socket connected it executes the Go init in its
-// own process, with that call, and the gate then answers it and every
-// later one as it does for the Go init's own sandboxes (allowed sockets
-// connected, a socket outside the writable roots refused). The run ends
+// service cache at a user lookup, such as bash's without SHELL), a path
+// that is no socket (ECONNREFUSED) and a socket outside the writable
+// roots (EACCES), and keeps the run. At the first connect that needs a
+// socket connected (here one of AllowUnixSockets outside the roots) it
+// executes the Go init in its own process, with that call, and the gate
+// then answers it and every later one as it does for the Go init's own
+// sandboxes (allowed sockets connected, a socket outside the writable
+// roots refused). The run ends
 // and leaves nothing, the command's end reported once. The Go init's gate,
 // serving the same command from its start, answers every connect alike.
 func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
@@ -180,9 +182,10 @@ func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(outsideDir) })
 	os.Chmod(outsideDir, 0o755)
-	var allowedN, outsideN atomic.Int32
+	var allowedN, outsideN, keptN atomic.Int32
 	allowed := testutil.ListenCounting(t, "unix", filepath.Join(ws, "allowed.sock"), &allowedN)
 	outside := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "outside.sock"), &outsideN)
+	kept := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "kept.sock"), &keptN)
 	tag := testutil.Tag(t)
 	missing := filepath.Join(ws, "missing.sock")
 	plain := filepath.Join(ws, "plain")
@@ -208,10 +211,10 @@ print("after", init())
 	run := func() (*proc.Result, string) {
 		t.Helper()
 		res, err := proc.Run(context.Background(), &proc.Spec{
-			Args:    []string{"python3", "-c", script, missing, "missing.sock", plain, "--", allowed, outside, allowed},
+			Args:    []string{"python3", "-c", script, missing, "missing.sock", plain, outside, "--", kept, allowed, outside, allowed},
 			Env:     []string{testutil.TagEnvVar(tag)},
 			Dir:     ws,
-			Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace},
+			Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace, AllowUnixSockets: []string{kept}},
 			Timeout: 20 * time.Second,
 		})
 		if err != nil {
@@ -225,6 +228,7 @@ print("after", init())
 	_, goOut := run()
 	shim.UseGoInitOnly(false)
 	allowedN.Store(0)
+	keptN.Store(0)
 	res, out := run()
 	answers := func(out string) string {
 		var a []string
@@ -240,7 +244,7 @@ print("after", init())
 	}
 	gate := contains(res.Sandbox.Mechanisms, "unix socket gate")
 	want := []string{"before native", missing + " refused 2", "missing.sock refused 2", plain + " refused 111",
-		"between native", allowed + " answered hi", outside + " refused 13"}
+		outside + " refused 13", "between native", kept + " answered hi", allowed + " answered hi"}
 	if gate {
 		want = append(want, "after go")
 	}
@@ -249,9 +253,9 @@ print("after", init())
 			t.Errorf("want %q in:\n%s\n(%s)", w, out, proc.NativeInitState())
 		}
 	}
-	if res.ExitCode != 0 || allowedN.Load() != 2 || outsideN.Load() != 0 {
-		t.Errorf("exit %d; the allowed socket accepted %d (want 2), the one outside the roots %d (want 0)\n%s",
-			res.ExitCode, allowedN.Load(), outsideN.Load(), out)
+	if res.ExitCode != 0 || allowedN.Load() != 2 || keptN.Load() != 1 || outsideN.Load() != 0 {
+		t.Errorf("exit %d; the socket in the workspace accepted %d (want 2), the allowed one outside it %d (want 1), the one outside the roots %d (want 0)\n%s",
+			res.ExitCode, allowedN.Load(), keptN.Load(), outsideN.Load(), out)
 	}
 	testutil.AssertNoTagged(t, tag, 5*time.Second)
 }

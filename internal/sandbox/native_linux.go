@@ -47,6 +47,11 @@ type NativePlan struct {
 	// listeners are).
 	Proxy     bool
 	Listeners []NativeListener
+
+	// Sockets are the policy's AllowUnixSockets: the native init hands a
+	// connect to one of them to the gate, and refuses itself one to any
+	// other socket the gate would refuse for lying on a read-only mount.
+	Sockets []string
 }
 
 // NativeListener is a TCP listener the native init makes inside the
@@ -98,7 +103,7 @@ func Native(p *Policy, goInit string) (*NativePlan, error) {
 		GoInit: goInit, Roots: p.WritableRoots(), TmpDir: p.TmpDir, Deny: p.DenyRead,
 		NetNone: p.Network == corral.NetworkNone,
 		Handled: attr.handledFS, Scoped: attr.scoped, FileRights: landlockFileRights,
-		Filter: filter, Gate: gate, LandlockABI: abi,
+		Filter: filter, Gate: gate, LandlockABI: abi, Sockets: p.AllowUnixSockets,
 	}
 	if mutant.NativeDenyShown {
 		n.Deny = nil

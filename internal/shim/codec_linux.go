@@ -142,6 +142,7 @@ func (c *Config) marshal(b []byte) []byte {
 			b = binary.AppendUvarint(b, uint64(l.Port))
 			b = appendBool(b, l.Optional)
 		}
+		b = appendStrings(b, n.Sockets)
 	}
 	return b
 }
@@ -224,6 +225,7 @@ func (c *Config) unmarshal(b []byte) error {
 				n.Listeners[i] = sandbox.NativeListener{Addr: []byte(d.string()), Port: int(d.uint()), Optional: d.bool()}
 			}
 		}
+		n.Sockets = d.strings()
 		c.Plan = n
 	}
 	return d.end()

@@ -497,6 +497,9 @@ struct plan {
 	 * each a family, an address, a port, and whether a missing address skips it; then their descriptors */
 	u64 nlisten;
 	struct listen_ { int family, port, optional, fd; u8 addr[16]; } *listen;
+	/* the sockets commands may connect to outside the writable roots (AllowUnixSockets) */
+	char **sockets;
+	u64 nsockets;
 };
 #define MAXLISTEN 38
 
@@ -1169,12 +1172,13 @@ static void read_plan(dec *d, struct area *a, struct plan *p) {
 		else d->bad = 1;
 		if (!d->bad) memcpy_(l->addr, ad, n);
 	}
+	p->sockets = cstrs(d, a, &p->nsockets);
 	if (a->bad) d->bad = 1;
 }
 
 /* ---- the gate's answers that need no connect ---- */
-enum { SYS_connect = 42, SYS_process_vm_readv = 310, SYS_pidfd_getfd = 438 };
-enum { ENOENT_ = 2, EFAULT_ = 14, ECONNREFUSED = 111 };
+enum { SYS_connect = 42, SYS_fstatfs = 138, SYS_process_vm_readv = 310, SYS_pidfd_getfd = 438 };
+enum { EACCES_ = 13, ECONNREFUSED = 111 };
 #define S_IFSOCK 0140000
 #define PIDFD_THREAD 0x80 /* O_EXCL */
 /* struct seccomp_notif and seccomp_notif_resp, and their ioctls */
@@ -1193,12 +1197,15 @@ static int has_prefix(const char *s, const char *p) {
 /* gate_answer takes the connect() a command has just made (the gate's notification) and answers it here
  * where the Go init's gate (internal/sandbox's Gate) would answer it without connecting anything: the
  * lookup of a pathname socket that fails (its errno, ENOENT for a service that is not there, such as the
- * C library's name service cache at a user or host lookup) or finds no socket (ECONNREFUSED). It reads
+ * C library's name service cache at a user or host lookup) or finds no socket (ECONNREFUSED), and a socket
+ * the gate would not connect (EACCES: more than one link, or on a read-only mount, which no mount of the
+ * writable areas is, and not one of AllowUnixSockets; a host's D-Bus or user database). It reads
  * the address as the gate does (once, then checks that the call still waits) and takes the command's
  * socket as it does, so that an answer given here is the gate's. It only ever refuses: a connect that
  * would be made, and anything it is unsure of, goes to the Go init with the notification (it returns 0,
  * *n holding it). It returns 1 when it answered (or the call is gone), -1 when there was nothing to take. */
-__attribute__((noinline)) static int gate_answer(int notify, struct notif *n) {
+__attribute__((noinline)) static int gate_answer(struct plan *p, struct notif *n) {
+	int notify = p->notify;
 	u64 *z = (u64 *)n;
 	for (u64 i = 0; i < sizeof *n / 8; i++) z[i] = 0;
 	if (S3(SYS_ioctl, notify, NOTIF_RECV, n) < 0) return -1; /* interrupted, or the caller left */
@@ -1242,10 +1249,22 @@ __attribute__((noinline)) static int gate_answer(int notify, struct notif *n) {
 	long err = pin;
 	if (pin >= 0) {
 		struct stat_ st;
-		err = S2(SYS_fstat, pin, &st) == 0 && (st.mode & S_IFMT) != S_IFSOCK ? -ECONNREFUSED : 0;
+		struct { long type, bsize; u64 blocks[5]; int fsid[2]; long namelen, frsize, flags, spare[4]; } fs;
+		err = 0;
+		if (S2(SYS_fstat, pin, &st) < 0 || (st.mode & S_IFMT) != S_IFSOCK) {
+			err = -ECONNREFUSED;
+		} else if (st.nlink != 1 || (S2(SYS_fstatfs, pin, &fs) == 0 && (fs.flags & 1 /* ST_RDONLY */))) {
+			/* The gate connects a socket with one link on a read-write mount of the writable areas, or one
+			 * of AllowUnixSockets: no other. */
+			err = -EACCES_;
+			for (u64 i = 0; i < p->nsockets; i++) {
+				struct stat_ a;
+				if (stat_(p->sockets[i], &a, 1) == 0 && a.dev == st.dev && a.ino == st.ino) err = 0;
+			}
+		}
 		S1(SYS_close, pin);
 	}
-	if (err == 0) return 0; /* a socket: the Go init decides, and connects */
+	if (err == 0) return 0; /* a socket the gate may connect: the Go init decides, and connects */
 	struct notif_resp r = {n->id, 0, (int)err, 0};
 	S3(SYS_ioctl, notify, NOTIF_SEND, &r);
 	return 1;
@@ -1500,7 +1519,7 @@ __attribute__((used)) void cmain(long *sp) {
 				/* A command connects a Unix socket: answered here if that needs no connect; else the Go
 				 * init serves the gate from here on, this call first. */
 				struct notif n;
-				int a = gate_answer(plan.notify, &n);
+				int a = gate_answer(&plan, &n);
 				if (a == 1) continue;
 				resume_go(&plan, reported ? 0 : pid, detached, acked, a == 0 ? &n : 0, sp, &orig);
 				/* It could not start: without a gate a connect would wait for ever; with the descriptor
