@@ -8,7 +8,10 @@
 //     (target ≤ 1.5×), and beside both the floor of a Go supervisor: a Go
 //     program that only starts /bin/true and waits for it;
 //   - `corral run --sandbox workspace -- /bin/true` beside bubblewrap with
-//     the same confinement (target ≤ 1.5×), when bwrap is installed.
+//     the same confinement (target ≤ 1.5×), when bwrap is installed; and
+//     `getent passwd root` in both, a command that looks a user up (the C
+//     library's connect to its name service cache's socket goes to
+//     corral's gate).
 //
 // Each command is started from here (fork, exec, wait) with stdio on the
 // null device and timed from the fork to the reaped exit; the runs of all
@@ -116,11 +119,17 @@ func main() {
 	timeout := &row{name: "GNU timeout 10 /bin/true", argv: []string{gnu, "10", "/bin/true"}}
 	floor := &row{name: "a Go program that runs /bin/true and waits", argv: []string{benchutil.BuildGo(dir, "floor", floorSource), "/bin/true"}, peer: timeout}
 	rows := []*row{hello, timeout, floor}
-	var bwrap *row
+	var bwrap, bwrapLookup *row
+	// getent passwd root looks a user up as many commands do at their
+	// start (bash without SHELL, id, ssh, git): the C library tries its
+	// name service cache's socket first.
+	lookup := []string{"getent", "passwd", "root"}
 	if b, err := exec.LookPath("bwrap"); err == nil {
-		bwrap = &row{name: "bwrap --unshare-all --die-with-parent … /bin/true", argv: []string{b, "--unshare-all", "--die-with-parent",
-			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "/bin/true"}}
-		rows = append(rows, bwrap)
+		bw := []string{b, "--unshare-all", "--die-with-parent",
+			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws}
+		bwrap = &row{name: "bwrap --unshare-all --die-with-parent … /bin/true", argv: append(slices.Clone(bw), "/bin/true")}
+		bwrapLookup = &row{name: "bwrap --unshare-all --die-with-parent … getent passwd root", argv: append(slices.Clone(bw), lookup...)}
+		rows = append(rows, bwrap, bwrapLookup)
 	} else {
 		fmt.Fprintln(os.Stderr, "bubblewrap is not installed (apt-get install bubblewrap): the sandbox row is left out")
 	}
@@ -137,8 +146,13 @@ func main() {
 				&row{name: label + " run --containment subreaper -- /bin/true", argv: []string{bin, "run", "--containment", "subreaper", "--", "/bin/true"}, peer: timeout})
 		}
 		if bwrap != nil {
+			sandboxed := []string{bin, "run", "--sandbox", "workspace", "--workdir", ws, "--"}
 			rows = append(rows, &row{name: label + " run --sandbox workspace -- /bin/true",
-				argv: []string{bin, "run", "--sandbox", "workspace", "--workdir", ws, "--", "/bin/true"}, peer: bwrap})
+				argv: append(slices.Clone(sandboxed), "/bin/true"), peer: bwrap})
+			if more {
+				rows = append(rows, &row{name: label + " run --sandbox workspace -- getent passwd root",
+					argv: append(slices.Clone(sandboxed), lookup...), peer: bwrapLookup})
+			}
 		}
 	}
 	add("corral", corral, true)
