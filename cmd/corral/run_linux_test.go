@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,9 +155,11 @@ func TestRunTearsDownOnItsOwnSignals(t *testing.T) {
 // init's signal is its main thread's, the thread the detach must clear it
 // on.
 func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
-	for _, c := range []struct{ name, first string }{
-		{"native init", ""},
-		{"Go init", `python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect_ex("/nonexistent.sock")'; `},
+	for _, c := range []struct{ name, first, init string }{
+		{"native init", "", "native"},
+		// A socket in the workspace: the gate connects it (the native
+		// init answers only what the gate would refuse).
+		{"Go init", `python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect_ex("gate.sock")'; `, "go"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.first != "" {
@@ -166,9 +169,16 @@ func TestRunSandboxedDetachOutlivesCorral(t *testing.T) {
 			}
 			tag := testutil.Tag(t)
 			t.Cleanup(func() { testutil.KillTagged(tag) })
-			out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", t.TempDir(), "--leftovers", "detach", "--",
-				"bash", "-c", c.first+"exec -a "+tag+"-job sleep 600 </dev/null >/dev/null 2>&1 & echo started")
-			if code != 0 || out != "started\n" {
+			ws := t.TempDir()
+			l, err := net.Listen("unix", filepath.Join(ws, "gate.sock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			out, stderr, code, _ := corralRun(t, tag, "--sandbox", "workspace", "--workdir", ws, "--leftovers", "detach", "--",
+				"bash", "-c", c.first+"exec -a "+tag+"-job sleep 600 </dev/null >/dev/null 2>&1 & "+
+					`echo started $(awk '/^Threads/ { print ($2 == 1) ? "native" : "go" }' /proc/1/status)`)
+			if code != 0 || out != "started "+c.init+"\n" {
 				if strings.Contains(stderr, "sandbox") && strings.Contains(stderr, "unavailable") {
 					t.Skipf("SKIP: no sandbox on this machine: %s", stderr)
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 
 // A plain run's init is the native one (internal/initelf) where there is
 // one; a run whose init is a Go program (a sandboxed run's once a command
-// connects a Unix socket, which the Go init's gate answers; or from its
+// connects a Unix socket the Go init's gate connects; or from its
 // start where there is no native init) starts it from corral-shim when
 // that sits beside corral (as go install ./cmd/... and these tests put
 // it), and from corral itself when corral is alone: a smaller program's
@@ -41,15 +42,22 @@ func TestRunStartsItsInitFromCorralShimBesideIt(t *testing.T) {
 		t.Skipf("SKIP: a link to corral in another directory: %v", err)
 	}
 	ws := t.TempDir()
+	// A socket the gate connects (in the workspace): the native init
+	// answers itself only the connects the gate would refuse.
+	l, err := net.Listen("unix", filepath.Join(ws, "gate.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	for _, c := range []struct{ bin, want string }{
 		{corralBin, filepath.Join(filepath.Dir(corralBin), "corral-shim")},
 		{alone, alone},
 	} {
 		tag := testutil.Tag(t)
-		// A connect to a Unix socket: the native init hands the run to
-		// the Go init, which serves the gate.
+		// A connect to a Unix socket the gate connects: the native init
+		// hands the run to the Go init, which serves the gate.
 		cmd := exec.Command(c.bin, "run", "--sandbox", "workspace", "--workdir", ws, "--", "sh", "-c",
-			`python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect_ex("/nonexistent.sock")'; exec sleep 600`)
+			`python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect_ex("gate.sock")'; exec sleep 600`)
 		cmd.Env = append(os.Environ(), testutil.TagEnvVar(tag))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
