@@ -159,7 +159,8 @@ func TestSandboxedRunsHaveTheNativeInitAndTheSameSandbox(t *testing.T) {
 // absolute or relative to the command's directory; the C library's name
 // service cache at a user lookup, such as bash's without SHELL), a path
 // that is no socket (ECONNREFUSED) and a socket outside the writable
-// roots (EACCES), and keeps the run. At the first connect that needs a
+// roots (EACCES); and it connects a non-blocking TCP socket itself (here
+// to a host loopback port's listener), and keeps the run. At the first connect that needs a
 // socket connected (here one of AllowUnixSockets outside the roots) it
 // executes the Go init in its own process, with that call, and the gate
 // then answers it and every later one as it does for the Go init's own
@@ -186,18 +187,31 @@ func TestNativeSandboxHandsItsGateToTheGoInit(t *testing.T) {
 	allowed := testutil.ListenCounting(t, "unix", filepath.Join(ws, "allowed.sock"), &allowedN)
 	outside := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "outside.sock"), &outsideN)
 	kept := testutil.ListenCounting(t, "unix", filepath.Join(outsideDir, "kept.sock"), &keptN)
+	var hostN atomic.Int32
+	host := testutil.ListenCounting(t, "tcp", "127.0.0.1:0", &hostN)
+	_, port, _ := net.SplitHostPort(host)
 	tag := testutil.Tag(t)
 	missing := filepath.Join(ws, "missing.sock")
 	plain := filepath.Join(ws, "plain")
 	os.WriteFile(plain, []byte("x"), 0o644)
 	script := `
-import socket, sys
+import select, socket, sys
 def init():
     return "go" if [l.split()[1] for l in open("/proc/1/status") if l.startswith("Threads")][0] != "1" else "native"
 print("before", init())
 for path in sys.argv[1:]:
     if path == "--":
         print("between", init())
+        continue
+    if path.startswith("tcp:"):
+        # A non-blocking connect, as most network clients make.
+        s = socket.socket()
+        s.setblocking(False)
+        print(path, "started", s.connect_ex(("127.0.0.1", int(path[4:]))))
+        select.select([], [s], [], 10)
+        s.setblocking(True)
+        s.sendall(b"hi\n")
+        print(path, "answered", s.recv(16).decode().strip())
         continue
     s = socket.socket(socket.AF_UNIX)
     try:
@@ -211,10 +225,10 @@ print("after", init())
 	run := func() (*proc.Result, string) {
 		t.Helper()
 		res, err := proc.Run(context.Background(), &proc.Spec{
-			Args:    []string{"python3", "-c", script, missing, "missing.sock", plain, outside, "--", kept, allowed, outside, allowed},
+			Args:    []string{"python3", "-c", script, missing, "missing.sock", plain, outside, "tcp:" + port, "--", kept, allowed, outside, allowed},
 			Env:     []string{testutil.TagEnvVar(tag)},
 			Dir:     ws,
-			Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace, AllowUnixSockets: []string{kept}},
+			Sandbox: corral.Sandbox{Mode: corral.SandboxWorkspace, AllowUnixSockets: []string{kept}, AllowHosts: []string{"localhost:" + port}},
 			Timeout: 20 * time.Second,
 		})
 		if err != nil {
@@ -229,6 +243,7 @@ print("after", init())
 	shim.UseGoInitOnly(false)
 	allowedN.Store(0)
 	keptN.Store(0)
+	hostN.Store(0)
 	res, out := run()
 	answers := func(out string) string {
 		var a []string
@@ -244,7 +259,8 @@ print("after", init())
 	}
 	gate := contains(res.Sandbox.Mechanisms, "unix socket gate")
 	want := []string{"before native", missing + " refused 2", "missing.sock refused 2", plain + " refused 111",
-		outside + " refused 13", "between native", kept + " answered hi", allowed + " answered hi"}
+		outside + " refused 13", "tcp:" + port + " started 115", "tcp:" + port + " answered hi",
+		"between native", kept + " answered hi", allowed + " answered hi"}
 	if gate {
 		want = append(want, "after go")
 	}
@@ -253,9 +269,9 @@ print("after", init())
 			t.Errorf("want %q in:\n%s\n(%s)", w, out, proc.NativeInitState())
 		}
 	}
-	if res.ExitCode != 0 || allowedN.Load() != 2 || keptN.Load() != 1 || outsideN.Load() != 0 {
-		t.Errorf("exit %d; the socket in the workspace accepted %d (want 2), the allowed one outside it %d (want 1), the one outside the roots %d (want 0)\n%s",
-			res.ExitCode, allowedN.Load(), keptN.Load(), outsideN.Load(), out)
+	if res.ExitCode != 0 || allowedN.Load() != 2 || keptN.Load() != 1 || outsideN.Load() != 0 || hostN.Load() != 1 {
+		t.Errorf("exit %d; the socket in the workspace accepted %d (want 2), the allowed one outside it %d (want 1), the one outside the roots %d (want 0), the host loopback port %d (want 1)\n%s",
+			res.ExitCode, allowedN.Load(), keptN.Load(), outsideN.Load(), hostN.Load(), out)
 	}
 	testutil.AssertNoTagged(t, tag, 5*time.Second)
 }

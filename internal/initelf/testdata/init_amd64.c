@@ -1195,15 +1195,17 @@ static int has_prefix(const char *s, const char *p) {
 }
 
 /* gate_answer takes the connect() a command has just made (the gate's notification) and answers it here
- * where the Go init's gate (internal/sandbox's Gate) would answer it without connecting anything: the
+ * where the Go init's gate (internal/sandbox's Gate) would answer it without a wait: the
  * lookup of a pathname socket that fails (its errno, ENOENT for a service that is not there, such as the
  * C library's name service cache at a user or host lookup) or finds no socket (ECONNREFUSED), and a socket
  * the gate would not connect (EACCES: more than one link, or on a read-only mount, which no mount of the
- * writable areas is, and not one of AllowUnixSockets; a host's D-Bus or user database). It reads
+ * writable areas is, and not one of AllowUnixSockets; a host's D-Bus or user database). It connects a
+ * non-blocking IPv4 or IPv6 socket itself, as the gate does, to the address given (the egress proxy's
+ * listener, a host loopback port's), and answers with the connect's result. It reads
  * the address as the gate does (once, then checks that the call still waits) and takes the command's
- * socket as it does, so that an answer given here is the gate's. It only ever refuses: a connect that
- * would be made, and anything it is unsure of, goes to the Go init with the notification (it returns 0,
- * *n holding it). It returns 1 when it answered (or the call is gone), -1 when there was nothing to take. */
+ * socket as it does, so that an answer given here is the gate's. A Unix socket the gate would connect,
+ * a blocking socket, and anything it is unsure of go to the Go init with the notification (it returns
+ * 0, *n holding it). It returns 1 when it answered (or the call is gone), -1 when there was nothing to take. */
 __attribute__((noinline)) static int gate_answer(struct plan *p, struct notif *n) {
 	int notify = p->notify;
 	u64 *z = (u64 *)n;
@@ -1230,6 +1232,21 @@ __attribute__((noinline)) static int gate_answer(struct plan *p, struct notif *n
 	long sock = S3(SYS_pidfd_getfd, pidfd, (int)n->args[0], 0);
 	S1(SYS_close, pidfd);
 	if (sock < 0) return 0;
+	unsigned short family = *(unsigned short *)addr;
+	if (family == 2 /* AF_INET */ || family == 10 /* AF_INET6 */) {
+		/* Connected as given, on the socket taken (the command's own may have been replaced since). A
+		 * non-blocking one answers at once; a blocking one would hold this loop: the Go init's gate waits
+		 * for it in slices. */
+		long fl = S3(SYS_fcntl, sock, 3 /* F_GETFL */, 0);
+		int answered = fl >= 0 && (fl & 04000 /* O_NONBLOCK */);
+		if (answered) {
+			long r = S3(SYS_connect, sock, addr, len);
+			struct notif_resp rs = {n->id, 0, (int)(r < 0 ? r : 0), 0};
+			S3(SYS_ioctl, notify, NOTIF_SEND, &rs);
+		}
+		S1(SYS_close, sock);
+		return answered;
+	}
 	S1(SYS_close, sock);
 	addr[len] = 0;
 	const char *path = (const char *)addr + 2;
