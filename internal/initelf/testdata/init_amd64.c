@@ -260,13 +260,15 @@ struct sigaction_ { void *handler; u64 flags; void *restorer; u64 mask; };
 enum { SYS_getdents64 = 217, SYS_clock_gettime = 228, SYS_nanosleep = 35, SYS_pidfd_send_signal = 424 };
 struct pst { int pid, ppid, threads; unsigned flags; char state; u64 start; };
 
-static int itoa_(int v, char *out) {
-	char t[12];
+/* utoa64 writes v in decimal at out (no NUL) and returns its length; itoa_ a non-negative int. */
+static int utoa64(u64 v, char *out) {
+	char t[21];
 	int k = 0, n = 0;
 	do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
 	while (k) out[n++] = t[--k];
 	return n;
 }
+static int itoa_(int v, char *out) { return utoa64((u64)(u32)v, out); }
 
 /* read_stat reads /proc/pid/stat: 0 on success. */
 static int read_stat(int pid, struct pst *o) {
@@ -1285,14 +1287,6 @@ __attribute__((noinline)) static int gate_answer(struct plan *p, struct notif *n
 	struct notif_resp r = {n->id, 0, (int)err, 0};
 	S3(SYS_ioctl, notify, NOTIF_SEND, &r);
 	return 1;
-}
-
-static int utoa64(u64 v, char *out) {
-	char t[21];
-	int k = 0, n = 0;
-	do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
-	while (k) out[n++] = t[--k];
-	return n;
 }
 
 /* resume_go hands the run to the Go init (corral-shim), which serves the sandbox's gate: the command has just
