@@ -1,7 +1,7 @@
 //go:build mutation_nativegatehandsall
 
 // Mutant: the native init answers no gated connect itself: every one, a failed lookup too, hands the run to the Go init.
-// Guarantee: start-up: a sandboxed command whose connect needs no connect made (a lookup of a user, a host) keeps the native init (issue 27)
+// Guarantee: start-up: a sandboxed command whose connects the gate answers at once (a user lookup, a refused socket, a non-blocking TCP connect) keeps the native init (issue 27)
 // Caught: ./proc TestNativeSandboxHandsItsGateToTheGoInit
 
 package initelf
