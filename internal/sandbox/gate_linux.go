@@ -56,7 +56,7 @@ const errGone = unix.Errno(0x7fffffff)
 // refused.
 //
 // A call already taken from notifyFD (pending, by the native init, which
-// answers only what needs no connect) is answered first, as any other.
+// answers itself only what needs no wait) is answered first, as any other.
 //
 // Calls are handled concurrently, at most 64 at once. A blocking connect is
 // performed in slices of 250 ms (the socket's send timeout is lowered for
@@ -93,17 +93,21 @@ func Gate(ctx context.Context, notifyFD int, p *Policy, pending *Pending) error 
 		f.Close()
 	}()
 	sem := make(chan struct{}, gateMaxInFlight)
-	if pending != nil {
-		n := &seccompNotif{ID: pending.ID, Pid: pending.Pid}
-		n.Data.Nr = pending.Nr
-		copy(n.Data.Args[:], pending.Args[:])
-		sem <- struct{}{}
+	// serve answers n beside the others; the caller holds a slot in sem.
+	serve := func(n *seccompNotif) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			g.handle(ctx, n)
 		}()
+	}
+	if pending != nil {
+		n := &seccompNotif{ID: pending.ID, Pid: pending.Pid}
+		n.Data.Nr = pending.Nr
+		copy(n.Data.Args[:], pending.Args[:])
+		sem <- struct{}{}
+		serve(n)
 	}
 	for {
 		n, hup, err := g.receive(rc)
@@ -125,12 +129,7 @@ func Gate(ctx context.Context, notifyFD int, p *Policy, pending *Pending) error 
 			g.reply(n.ID, unix.EINTR)
 			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			g.handle(ctx, n)
-		}()
+		serve(n)
 	}
 }
 

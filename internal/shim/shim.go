@@ -68,7 +68,7 @@ const RoleEnv = "CORRAL_SHIM"
 // corral spoke since the run started (Ack), the gate's notification
 // descriptor and the configuration's; then, when the native init took the
 // call that brought it here from the descriptor (it answers itself the
-// connects that need no connect made), that call, for the Go init's gate
+// connects the gate answers without a wait), that call, for the Go init's gate
 // to answer first (sandbox.Pending).
 const ResumeEnv = "CORRAL_SHIM_RESUME"
 
